@@ -1,0 +1,49 @@
+using System;
+using System.Net.Sockets;
+
+namespace NetServer.Internal;
+
+/// <summary>The one place that decides what a socket error means for a connection.</summary>
+internal static class SocketErrors
+{
+    /// <summary>
+    /// Errors that are the ordinary end of a connection (the peer left, or we closed the socket
+    /// ourselves). They end the connection without an <c>OnError</c> call, as NetCoreServer did.
+    /// </summary>
+    public static bool IsDisconnect(SocketError error) => error switch
+    {
+        SocketError.ConnectionAborted => true,
+        SocketError.ConnectionReset => true,
+        SocketError.ConnectionRefused => true,
+        SocketError.OperationAborted => true,
+        SocketError.Shutdown => true,
+        SocketError.NotConnected => true,
+        // EBADF after a concurrent close surfaces as NotSocket/Interrupted on Unix.
+        SocketError.NotSocket => true,
+        SocketError.Interrupted => true,
+        _ => false,
+    };
+
+    /// <summary>The reason recorded when <paramref name="error"/> ends a connection.</summary>
+    public static DisconnectReason ToReason(SocketError error) => error switch
+    {
+        SocketError.ConnectionReset or SocketError.ConnectionAborted => DisconnectReason.ConnectionReset,
+        SocketError.TimedOut => DisconnectReason.TimedOut,
+        _ => DisconnectReason.SocketError,
+    };
+
+    /// <summary>
+    /// Accept failures that come from resource exhaustion (out of file descriptors or buffers):
+    /// retrying at once would fail again, so the acceptor backs off briefly.
+    /// </summary>
+    public static bool IsResourceExhaustion(SocketError error) =>
+        error is SocketError.TooManyOpenSockets or SocketError.NoBufferSpaceAvailable;
+
+    /// <summary>Maps an exception thrown by a socket call to its error code.</summary>
+    public static SocketError FromException(Exception exception) => exception switch
+    {
+        SocketException se => se.SocketErrorCode,
+        ObjectDisposedException => SocketError.OperationAborted,
+        _ => SocketError.SocketError,
+    };
+}

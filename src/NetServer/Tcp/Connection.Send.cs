@@ -1,0 +1,506 @@
+using System;
+using System.Collections.Generic;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+using NetServer.Buffers;
+using NetServer.Internal;
+using NetServer.Transport;
+
+namespace NetServer.Tcp;
+
+/// <summary>What a send attempt did with the bytes.</summary>
+internal enum SendStatus
+{
+    /// <summary>The bytes are queued or already handed to the kernel.</summary>
+    Accepted,
+
+    /// <summary>The send limit refused them; nothing was queued.</summary>
+    Full,
+
+    /// <summary>The caller is parked in the waiter it passed in.</summary>
+    Waiting,
+
+    /// <summary>The connection no longer takes sends.</summary>
+    Closed,
+}
+
+/// <summary>
+/// The send side. Any thread may send; the bytes of one send are never split by another's.
+/// When nothing is queued, the sender's own thread hands its bytes straight to the kernel with a
+/// non-blocking send, without copying them. Otherwise the bytes are appended to the queue and the
+/// one active <em>flusher</em> (the thread that found the queue idle, or the completion of its async
+/// send) gathers whatever has accumulated into each send. Hooks of the send side (OnSent, OnEmpty)
+/// run only on the flusher, so a send made from those hooks only queues: there is no recursion.
+/// </summary>
+internal sealed partial class Connection
+{
+    private static readonly Action<object?> s_asyncSendCompleted = static state => ((Connection)state!).OnAsyncSendCompleted();
+
+    [ThreadStatic]
+    private static List<ArraySegment<byte>>? t_gather;
+
+    private readonly object _sendLock = new();
+    private readonly SendQueue _queue;
+    private Queue<SendWaiter>? _waiters;
+    private bool _flushing;
+    private bool _emptyRaised;
+    private long _bytesPending;
+    private long _bytesSending;
+    private long _queuedTotal;
+    private long _sentTotal;
+    private SocketAwaitableEventArgs? _asyncSender;
+
+    /// <summary>Bytes accepted and not yet handed to the kernel (queued and in flight).</summary>
+    public long BytesPending => Volatile.Read(ref _bytesPending);
+
+    /// <summary>Bytes inside an asynchronous socket send right now.</summary>
+    public long BytesSending => Volatile.Read(ref _bytesSending);
+
+    private static List<ArraySegment<byte>> Gather => t_gather ??= new List<ArraySegment<byte>>(SendQueue.MaxGather);
+
+    // --- Entry points ---
+
+    /// <summary>
+    /// Sends <paramref name="data"/> (or <paramref name="shared"/>, which then must be the same bytes),
+    /// or queues it, or refuses it. With a <paramref name="waiter"/>, a refusal parks the waiter instead.
+    /// <paramref name="watermark"/> is the queue position just after these bytes.
+    /// </summary>
+    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, out long watermark)
+    {
+        watermark = 0;
+        lock (_sendLock)
+        {
+            if (Volatile.Read(ref _state) != StateOpen)
+                return SendStatus.Closed;
+            if (data.IsEmpty)
+            {
+                watermark = _queuedTotal;
+                return SendStatus.Accepted;
+            }
+
+            if (!HasRoomLocked(data.Length))
+            {
+                if (waiter is null)
+                    return SendStatus.Full;
+                (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+                return SendStatus.Waiting;
+            }
+
+            AccountQueuedLocked(data.Length);
+            watermark = _queuedTotal;
+            if (_flushing)
+            {
+                Append(data, shared);
+                return SendStatus.Accepted;
+            }
+
+            // The queue is idle: become the flusher and try the kernel directly.
+            if (!TryAddReference())
+            {
+                AccountUnsent(-data.Length);
+                return SendStatus.Closed;
+            }
+
+            _flushing = true;
+            _emptyRaised = false;
+        }
+
+        return SendDirect(data, shared) ? SendStatus.Accepted : SendStatus.Closed;
+    }
+
+    /// <summary>Registers a waiter that completes once every byte queued so far has been handed to the kernel.</summary>
+    public SendWaiter? WaitForFlush(long watermark, bool synchronous)
+    {
+        lock (_sendLock)
+        {
+            if (_sentTotal >= watermark || Volatile.Read(ref _state) >= StateClosed)
+                return null;
+            var waiter = SendWaiter.ForFlush(watermark, synchronous);
+            (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+            return waiter;
+        }
+    }
+
+    /// <summary>The queue position after everything accepted so far.</summary>
+    public long QueuedWatermark
+    {
+        get
+        {
+            lock (_sendLock)
+                return _queuedTotal;
+        }
+    }
+
+    private bool HasRoomLocked(int length)
+    {
+        // Parked senders go first; a message larger than the limit may go alone into an empty queue.
+        if (_waiters is { Count: > 0 } && HasParkedSender())
+            return false;
+        var limit = _owner.EffectiveSendLimit;
+        return _bytesPending == 0 || _bytesPending + length <= limit;
+    }
+
+    private bool HasParkedSender()
+    {
+        foreach (var waiter in _waiters!)
+        {
+            if (!waiter.IsFlush && !waiter.IsClaimed)
+                return true;
+        }
+
+        return false;
+    }
+
+    private void Append(ReadOnlySpan<byte> data, SharedBuffer? shared)
+    {
+        if (shared is not null)
+            _queue.AppendShared(shared);
+        else
+            _queue.AppendCopy(data, _owner.OptionSendBufferSize);
+    }
+
+    private void AccountQueuedLocked(int length)
+    {
+        _queuedTotal += length;
+        Volatile.Write(ref _bytesPending, _bytesPending + length);
+        _owner.CountPending(length);
+    }
+
+    private void AccountUnsent(long delta)
+    {
+        lock (_sendLock)
+            Volatile.Write(ref _bytesPending, _bytesPending + delta);
+        _owner.CountPending(delta);
+    }
+
+    // --- Flusher ---
+
+    /// <summary>
+    /// The flusher's first move: a non-blocking send straight from the caller's bytes. Returns false
+    /// if the socket failed before taking any of them.
+    /// </summary>
+    private bool SendDirect(ReadOnlySpan<byte> data, SharedBuffer? shared)
+    {
+        var sent = SocketIO.TrySend(_socket, data, out var error);
+        if (error is not (SocketError.Success or SocketError.WouldBlock))
+        {
+            AccountUnsent(-data.Length);
+            StopFlushing(error);
+            return false;
+        }
+
+        if (sent < data.Length)
+        {
+            // The kernel buffer is full: keep the rest (by reference when shared) for an async send.
+            if (shared is not null)
+                _queue.AddInflightShared(shared, sent);
+            else
+                _queue.AddInflightCopy(data.Slice(sent));
+        }
+
+        if (sent > 0)
+            CompleteSent(sent);
+        FlushLoop();
+        return true;
+    }
+
+    /// <summary>
+    /// Runs while this thread holds the flusher role: sends what is in flight, takes more from the
+    /// queue, raises OnSent/OnEmpty, and gives the role up when the queue is empty (or hands it to
+    /// the completion of an async send when the kernel buffer is full).
+    /// </summary>
+    private void FlushLoop()
+    {
+        while (true)
+        {
+            if (Volatile.Read(ref _state) >= StateClosed)
+            {
+                StopFlushing(SocketError.OperationAborted);
+                return;
+            }
+
+            if (!_queue.HasInflight && !TakeMore())
+                return;
+
+            var gather = Gather;
+            int total, sent;
+            SocketError error;
+            if (_queue.InflightSegments == 1)
+            {
+                ref var first = ref _queue.FirstInflight;
+                total = first.Count;
+                sent = SocketIO.TrySend(_socket, first.Array, first.Offset, first.Count, out error);
+            }
+            else
+            {
+                total = _queue.Gather(gather);
+                sent = SocketIO.TrySend(_socket, gather, out error);
+                gather.Clear();
+            }
+
+            if (error is not (SocketError.Success or SocketError.WouldBlock))
+            {
+                StopFlushing(error);
+                return;
+            }
+
+            if (sent > 0)
+            {
+                _queue.ConsumeInflight(sent);
+                CompleteSent(sent);
+            }
+
+            if (sent < total && !SendInflightAsync())
+                return; // The async send's completion continues the loop.
+        }
+    }
+
+    /// <summary>
+    /// Called with nothing in flight. Moves the queue in flight and returns true, or, when the queue
+    /// is empty, raises OnEmpty once and gives up the flusher role (returning false).
+    /// </summary>
+    private bool TakeMore()
+    {
+        bool raiseEmpty;
+        lock (_sendLock)
+        {
+            if (_queue.HasPending)
+            {
+                _queue.MovePendingToInflight();
+                _emptyRaised = false;
+                return true;
+            }
+
+            raiseEmpty = !_emptyRaised && Volatile.Read(ref _state) == StateOpen;
+            if (!raiseEmpty)
+            {
+                _flushing = false;
+                _emptyRaised = false;
+            }
+        }
+
+        if (raiseEmpty)
+        {
+            _emptyRaised = true;
+            RaiseEmpty();
+
+            // OnEmpty may have queued more; look again before giving up the role.
+            return TakeMore();
+        }
+
+        ReturnAsyncSender();
+        if (Volatile.Read(ref _state) == StateClosing)
+            CompleteGracefulClose();
+        ReleaseReference();
+        return false;
+    }
+
+    /// <summary>
+    /// Starts an async send of what is in flight. Returns true if it completed at once (the loop goes
+    /// on), false if it is pending (its completion resumes the loop on an I/O thread).
+    /// </summary>
+    private bool SendInflightAsync()
+    {
+        var sender = _asyncSender ??= SocketArgsPool.Rent();
+        ValueTask<SocketResult> operation;
+        int total;
+        if (_queue.InflightSegments == 1)
+        {
+            ref var first = ref _queue.FirstInflight;
+            total = first.Count;
+            Volatile.Write(ref _bytesSending, total);
+            operation = sender.SendAsync(_socket, first.Array, first.Offset, first.Count);
+        }
+        else
+        {
+            var gather = Gather;
+            total = _queue.Gather(gather);
+            Volatile.Write(ref _bytesSending, total);
+            operation = sender.SendAsync(_socket, gather);
+            gather.Clear();
+        }
+
+        if (!operation.IsCompleted)
+        {
+            ((IValueTaskSource<SocketResult>)sender).OnCompleted(s_asyncSendCompleted, this, 0, ValueTaskSourceOnCompletedFlags.None);
+            return false;
+        }
+
+        return AsyncSendDone(operation.Result);
+    }
+
+    private void OnAsyncSendCompleted()
+    {
+        var result = ((IValueTaskSource<SocketResult>)_asyncSender!).GetResult(0);
+        if (AsyncSendDone(result))
+            FlushLoop();
+    }
+
+    /// <summary>Accounts a finished async send; returns false if it failed (the role is already given up).</summary>
+    private bool AsyncSendDone(SocketResult result)
+    {
+        Volatile.Write(ref _bytesSending, 0);
+        if (!result.IsSuccess)
+        {
+            StopFlushing(result.Error);
+            return false;
+        }
+
+        if (result.BytesTransferred > 0)
+        {
+            _queue.ConsumeInflight(result.BytesTransferred);
+            CompleteSent(result.BytesTransferred);
+        }
+
+        return true;
+    }
+
+    /// <summary>Bookkeeping after the kernel took <paramref name="sent"/> bytes; wakes waiters; raises OnSent.</summary>
+    private void CompleteSent(int sent)
+    {
+        long pending;
+        lock (_sendLock)
+        {
+            _sentTotal += sent;
+            pending = _bytesPending - sent;
+            Volatile.Write(ref _bytesPending, pending);
+            if (_waiters is { Count: > 0 })
+                ReleaseWaitersLocked();
+            pending = _bytesPending;
+        }
+
+        _owner.CountSent(sent);
+        _owner.CountPending(-sent);
+        RaiseSent(sent, pending);
+    }
+
+    /// <summary>Releases parked senders that now fit and flush waiters that are satisfied, in arrival order.</summary>
+    private void ReleaseWaitersLocked()
+    {
+        var waiters = _waiters!;
+        while (waiters.Count > 0)
+        {
+            var waiter = waiters.Peek();
+            if (waiter.IsClaimed)
+            {
+                waiters.Dequeue(); // cancelled while parked
+                continue;
+            }
+
+            if (waiter.IsFlush)
+            {
+                if (_sentTotal < waiter.Watermark)
+                    return;
+                waiters.Dequeue();
+                if (waiter.TryClaim())
+                    waiter.Finish(true);
+                continue;
+            }
+
+            var limit = _owner.EffectiveSendLimit;
+            if (_bytesPending != 0 && _bytesPending + waiter.Length > limit)
+                return;
+            waiters.Dequeue();
+            if (!waiter.TryClaim())
+                continue;
+            AccountQueuedLocked(waiter.Length);
+            Append(waiter.Data.Span, waiter.Shared);
+            waiter.Watermark = _queuedTotal;
+            waiter.Finish(true);
+        }
+    }
+
+    /// <summary>Fails parked senders (a graceful close refuses new bytes) and reports whether the queue is idle and empty.</summary>
+    private bool FailRoomWaitersAndCheckDrained()
+    {
+        lock (_sendLock)
+        {
+            if (_waiters is { Count: > 0 })
+            {
+                var keep = new Queue<SendWaiter>();
+                foreach (var waiter in _waiters)
+                {
+                    if (waiter.IsFlush)
+                        keep.Enqueue(waiter);
+                    else if (waiter.TryClaim())
+                        waiter.Finish(false);
+                }
+
+                _waiters = keep;
+            }
+
+            return !_flushing && !_queue.HasPending && !_queue.HasInflight;
+        }
+    }
+
+    private void FailAllWaiters()
+    {
+        lock (_sendLock)
+        {
+            if (_waiters is null)
+                return;
+            while (_waiters.Count > 0)
+            {
+                var waiter = _waiters.Dequeue();
+                if (waiter.TryClaim())
+                    waiter.Finish(false);
+            }
+        }
+    }
+
+    /// <summary>Gives up the flusher role after a send error or a close; the queue is released when the connection finishes.</summary>
+    private void StopFlushing(SocketError error)
+    {
+        Volatile.Write(ref _bytesSending, 0);
+        lock (_sendLock)
+            _flushing = false;
+        Fail(error);
+        ReleaseReference();
+    }
+
+    private void ReturnAsyncSender()
+    {
+        var sender = _asyncSender;
+        if (sender is not null)
+        {
+            _asyncSender = null;
+            SocketArgsPool.Return(sender);
+        }
+    }
+
+    private void RaiseSent(long sent, long pending)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeSent(sent, pending);
+        }
+        catch (Exception e)
+        {
+            HandlerFailed(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    private void RaiseEmpty()
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeEmpty();
+        }
+        catch (Exception e)
+        {
+            HandlerFailed(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+}

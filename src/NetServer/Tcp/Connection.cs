@@ -1,0 +1,307 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Internal;
+
+namespace NetServer.Tcp;
+
+/// <summary>
+/// The engine behind one connected stream socket (TCP or Unix domain), from attach to close:
+/// one receive loop, one send queue drained by one flusher at a time, limits, statistics, and
+/// the close protocol. <see cref="StreamConnection"/> (sessions and clients) owns one per
+/// connection, so a client that reconnects starts from a fresh engine and a late callback of the
+/// old one cannot touch the new one.
+/// </summary>
+/// <remarks>
+/// Lifetime is reference counted: the open socket, the running receive loop and the active
+/// flusher each hold a reference. Closing the socket drops the first; the loops drop theirs when
+/// they notice. Whoever drops the last runs <see cref="Finish"/>, which raises the final
+/// <c>OnDisconnected</c> exactly once, after every other hook of this connection has returned.
+/// </remarks>
+#pragma warning disable CA1001 // Not IDisposable on purpose: the last reference runs Finish, which frees everything.
+internal sealed partial class Connection
+#pragma warning restore CA1001
+{
+    private const int StateOpen = 0;     // sends accepted, received bytes delivered
+    private const int StateClosing = 1;  // graceful close: no new sends, queued bytes still flushing
+    private const int StateClosed = 2;   // socket closed; waiting for the loops to let go
+    private const int StateFinished = 3; // OnDisconnected has run
+
+    private static readonly TimerCallback s_lingerExpired = static state =>
+        ((Connection)state!).Abort(DisconnectReason.TimedOut);
+
+    private readonly StreamConnection _owner;
+    private readonly Socket _socket;
+    private readonly BufferPool _pool;
+    private int _state;
+    private int _references = 1;
+    private int _reason;
+    private Exception? _exception;
+    private Timer? _lingerTimer;
+    private TaskCompletionSource<bool>? _finished;
+
+    public Connection(StreamConnection owner, Socket socket, BufferPool pool)
+    {
+        _owner = owner;
+        _socket = socket;
+        _pool = pool;
+        _queue = new SendQueue(pool);
+        _receiveBuffer = new PooledBuffer(pool, int.MaxValue);
+
+        // Every engine call on this socket is non-blocking; waits happen in async operations.
+        socket.Blocking = false;
+    }
+
+    public Socket Socket => _socket;
+
+    public StreamConnection Owner => _owner;
+
+    public bool IsOpen => Volatile.Read(ref _state) == StateOpen;
+
+    public bool IsFinished => Volatile.Read(ref _state) == StateFinished;
+
+    public bool IsSocketClosed => Volatile.Read(ref _state) >= StateClosed;
+
+    public DisconnectReason Reason => (DisconnectReason)Volatile.Read(ref _reason);
+
+    public Exception? Exception => Volatile.Read(ref _exception);
+
+    // --- Closing ---
+
+    /// <summary>
+    /// Graceful close: stop delivering received bytes and refuse new sends, send what is already
+    /// queued (for at most <see cref="StreamConnection.OptionDisconnectTimeout"/>), then close.
+    /// Returns false if the connection was already closing.
+    /// </summary>
+    public bool Close(DisconnectReason reason) => BeginClose(reason, graceful: true, exception: null);
+
+    /// <summary>Closes the socket now; queued bytes are dropped. Returns false if already closed.</summary>
+    public bool Abort(DisconnectReason reason, Exception? exception = null) => BeginClose(reason, graceful: false, exception);
+
+    private bool BeginClose(DisconnectReason reason, bool graceful, Exception? exception)
+    {
+        int previous;
+        do
+        {
+            previous = Volatile.Read(ref _state);
+            if (previous >= StateClosed || (previous == StateClosing && graceful))
+                return false;
+        }
+        while (Interlocked.CompareExchange(ref _state, graceful ? StateClosing : StateClosed, previous) != previous);
+
+        Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None);
+        if (exception is not null)
+            Interlocked.CompareExchange(ref _exception, exception, null);
+
+        // Hold the connection while OnDisconnecting runs, so OnDisconnected cannot overtake it.
+        AddReference();
+        try
+        {
+            if (previous == StateOpen)
+                RaiseDisconnecting();
+
+            if (!graceful)
+            {
+                CloseSocket();
+            }
+            else if (FailRoomWaitersAndCheckDrained())
+            {
+                CompleteGracefulClose();
+            }
+            else
+            {
+                var timeout = _owner.OptionDisconnectTimeout;
+                if (timeout != Timeout.InfiniteTimeSpan)
+                    Interlocked.CompareExchange(ref _lingerTimer, new Timer(s_lingerExpired, this, timeout, Timeout.InfiniteTimeSpan), null);
+            }
+        }
+        finally
+        {
+            ReleaseReference();
+        }
+
+        return true;
+    }
+
+    /// <summary>Closing → Closed once the queue has drained (called by the flusher or by <see cref="BeginClose"/>).</summary>
+    private void CompleteGracefulClose()
+    {
+        if (Interlocked.CompareExchange(ref _state, StateClosed, StateClosing) == StateClosing)
+            CloseSocket();
+    }
+
+    /// <summary>Shuts the socket down and closes it; releases the reference the open socket held.</summary>
+    private void CloseSocket()
+    {
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+            // Expected when the peer already reset the connection: there is nothing left to shut down.
+        }
+        catch (ObjectDisposedException)
+        {
+            // A socket closed by the runtime under us is already as closed as it gets.
+        }
+
+        _socket.Dispose();
+        FailAllWaiters();
+        ReleaseReference();
+    }
+
+    // --- Lifetime ---
+
+    /// <summary>Takes a reference unless the connection has already finished.</summary>
+    private bool TryAddReference()
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref _references);
+            if (current == 0)
+                return false;
+            if (Interlocked.CompareExchange(ref _references, current + 1, current) == current)
+                return true;
+        }
+    }
+
+    /// <summary>Keeps the connection from finishing until <see cref="Release"/> (used around connect hooks).</summary>
+    public void Hold() => AddReference();
+
+    /// <summary>Ends a <see cref="Hold"/>.</summary>
+    public void Release() => ReleaseReference();
+
+    private void AddReference()
+    {
+        var ok = TryAddReference();
+        System.Diagnostics.Debug.Assert(ok, "A reference was taken on a finished connection.");
+    }
+
+    private void ReleaseReference()
+    {
+        if (Interlocked.Decrement(ref _references) == 0)
+            Finish();
+    }
+
+    /// <summary>Runs once, after the socket is closed and both loops have let go.</summary>
+    private void Finish()
+    {
+        _lingerTimer?.Dispose();
+        _receiveBuffer.Dispose();
+        _receiver?.Dispose();
+        _receiver = null;
+        ReturnAsyncSender();
+        long dropped;
+        lock (_sendLock)
+            dropped = _queue.Clear();
+        if (dropped != 0)
+            AccountUnsent(-dropped);
+
+        _owner.OnConnectionFinished(this);
+
+        lock (this)
+        {
+            Volatile.Write(ref _state, StateFinished);
+            Monitor.PulseAll(this);
+        }
+
+        _finished?.TrySetResult(true);
+    }
+
+    /// <summary>
+    /// Blocks until <see cref="Finish"/> has run or <paramref name="timeout"/> passes. Callers inside a
+    /// NetServer hook must not wait (see <see cref="CallbackScope"/>); they get false at once.
+    /// </summary>
+    public bool WaitForFinish(TimeSpan timeout)
+    {
+        if (IsFinished)
+            return true;
+        if (CallbackScope.IsActive)
+            return false;
+
+        var deadline = DateTime.UtcNow + timeout;
+        lock (this)
+        {
+            while (!IsFinished)
+            {
+                var left = deadline - DateTime.UtcNow;
+                if (left <= TimeSpan.Zero || !Monitor.Wait(this, left))
+                    return IsFinished;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>Completes after <see cref="Finish"/> has run.</summary>
+    public Task WhenFinished()
+    {
+        if (IsFinished)
+            return Task.CompletedTask;
+        var completion = Volatile.Read(ref _finished);
+        if (completion is null)
+        {
+            completion = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            completion = Interlocked.CompareExchange(ref _finished, completion, null) ?? completion;
+        }
+
+        // Finish may have run between the check and the publication above.
+        if (IsFinished)
+            completion.TrySetResult(true);
+        return completion.Task;
+    }
+
+    // --- Hooks: every user hook runs inside a callback scope; one that throws ends the connection. ---
+
+    private void HandlerFailed(Exception exception) => Abort(DisconnectReason.HandlerException, exception);
+
+    private void RaiseDisconnecting()
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeDisconnecting();
+        }
+        catch (Exception e)
+        {
+            Interlocked.CompareExchange(ref _exception, e, null);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    private void RaiseError(SocketError error)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeError(error);
+        }
+        catch (Exception e)
+        {
+            HandlerFailed(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    /// <summary>Ends the connection because of a socket error; unexpected errors are reported through OnError first.</summary>
+    private void Fail(SocketError error)
+    {
+        if (SocketErrors.IsDisconnect(error) || IsSocketClosed)
+        {
+            Abort(SocketErrors.ToReason(error));
+            return;
+        }
+
+        RaiseError(error);
+        Abort(SocketErrors.ToReason(error));
+    }
+}

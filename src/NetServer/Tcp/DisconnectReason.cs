@@ -1,0 +1,44 @@
+namespace NetServer;
+
+/// <summary>Why a connection ended. The first cause wins; later ones do not overwrite it.</summary>
+public enum DisconnectReason
+{
+    /// <summary>The connection has not ended.</summary>
+    None = 0,
+
+    /// <summary>This side called <c>Disconnect</c> (or <c>DisconnectAsync</c>).</summary>
+    LocalDisconnect,
+
+    /// <summary>The peer closed its side (end of stream); queued bytes were still sent before closing.</summary>
+    PeerClosed,
+
+    /// <summary>The peer reset or aborted the connection.</summary>
+    ConnectionReset,
+
+    /// <summary>The server stopped, or disconnected all sessions.</summary>
+    ServerStopped,
+
+    /// <summary>The object was disposed while connected.</summary>
+    Disposed,
+
+    /// <summary>
+    /// The session's send queue could not take a multicast within <c>OptionSendBufferLimit</c>:
+    /// rather than silently miss a message, the slow session is disconnected.
+    /// </summary>
+    SendBufferFull,
+
+    /// <summary>An operation timed out (a graceful close whose queued bytes the peer never took, or a TCP timeout).</summary>
+    TimedOut,
+
+    /// <summary>A client's connect attempt failed.</summary>
+    ConnectFailed,
+
+    /// <summary>A socket error other than a reset; it was also reported through <c>OnError</c>.</summary>
+    SocketError,
+
+    /// <summary>
+    /// An <c>On*</c> hook threw. The connection is closed so the failure cannot go unnoticed;
+    /// the exception is in <see cref="StreamConnection.DisconnectException"/>.
+    /// </summary>
+    HandlerException,
+}

@@ -1,0 +1,26 @@
+using System.Net.Sockets;
+using NetServer.Buffers;
+
+namespace NetServer.Tcp;
+
+/// <summary>What a session needs from the server that accepted it (implemented by <see cref="StreamServer{TSession}"/>).</summary>
+internal interface ISessionHost
+{
+    BufferPool BufferPool { get; }
+
+    void CountSent(long bytes);
+
+    void CountReceived(long bytes);
+
+    void CountPending(long delta);
+
+    void SessionConnecting(StreamSession session);
+
+    void SessionConnected(StreamSession session);
+
+    void SessionDisconnecting(StreamSession session);
+
+    void SessionDisconnected(StreamSession session);
+
+    void ReportError(SocketError error);
+}

@@ -1,0 +1,173 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using NetServer.Buffers;
+
+namespace NetServer.Tcp;
+
+/// <summary>
+/// The bytes a connection has accepted for sending and not yet handed to the kernel, in two parts:
+/// <em>pending</em> (appended by any sender, under the connection's send lock) and <em>in flight</em>
+/// (owned by the one flusher, no lock). Small sends are copied into pooled chunks and coalesce;
+/// multicast payloads are queued by reference. Every chunk has exactly one owning segment.
+/// </summary>
+internal sealed class SendQueue(BufferPool pool)
+{
+    /// <summary>Most segments one send call gathers (the runtime gathers up to 8 without allocating).</summary>
+    public const int MaxGather = 8;
+
+    private readonly BufferPool _pool = pool;
+    private SegmentQueue _pending = new();
+    private SegmentQueue _inflight = new();
+    private long _pendingBytes;
+    private long _inflightBytes;
+
+    // The chunk at the end of the pending list that small sends may still copy into.
+    private byte[]? _tail;
+
+    public long PendingBytes => _pendingBytes;
+
+    public long InflightBytes => _inflightBytes;
+
+    public bool HasPending => !_pending.IsEmpty;
+
+    public bool HasInflight => !_inflight.IsEmpty;
+
+    // --- Appending (caller holds the send lock) ---
+
+    /// <summary>Copies <paramref name="data"/> to the end of the pending bytes.</summary>
+    public void AppendCopy(ReadOnlySpan<byte> data, int chunkSize)
+    {
+        if (_tail is not null)
+        {
+            ref var last = ref _pending.Last;
+            var end = last.Offset + last.Count;
+            if (_tail.Length - end >= data.Length)
+            {
+                data.CopyTo(_tail.AsSpan(end));
+                last.Count += data.Length;
+                _pendingBytes += data.Length;
+                return;
+            }
+        }
+
+        var chunk = _pool.Rent(Math.Max(chunkSize, data.Length));
+        data.CopyTo(chunk);
+        _pending.Add(new SendSegment { Array = chunk, Offset = 0, Count = data.Length });
+        _tail = chunk;
+        _pendingBytes += data.Length;
+    }
+
+    /// <summary>Queues a reference to <paramref name="shared"/> (taking one reference).</summary>
+    public void AppendShared(SharedBuffer shared)
+    {
+        shared.AddReference();
+        _pending.Add(new SendSegment { Array = shared.Array, Offset = 0, Count = shared.Length, Shared = shared });
+        _tail = null;
+        _pendingBytes += shared.Length;
+    }
+
+    /// <summary>Moves everything pending behind what is in flight (the flusher calls this under the send lock).</summary>
+    public void MovePendingToInflight()
+    {
+        if (_inflight.IsEmpty)
+        {
+            (_inflight, _pending) = (_pending, _inflight);
+        }
+        else
+        {
+            while (!_pending.IsEmpty)
+            {
+                _inflight.Add(_pending.First);
+                _pending.RemoveFirst();
+            }
+        }
+
+        _inflightBytes += _pendingBytes;
+        _pendingBytes = 0;
+        _tail = null;
+    }
+
+    // --- In flight (flusher only) ---
+
+    /// <summary>Puts the unsent end of a direct send in flight as a pooled copy.</summary>
+    public void AddInflightCopy(ReadOnlySpan<byte> data)
+    {
+        var chunk = _pool.Rent(data.Length);
+        data.CopyTo(chunk);
+        _inflight.Add(new SendSegment { Array = chunk, Offset = 0, Count = data.Length });
+        _inflightBytes += data.Length;
+    }
+
+    /// <summary>Puts the unsent end of a directly sent shared buffer in flight, by reference.</summary>
+    public void AddInflightShared(SharedBuffer shared, int offset)
+    {
+        shared.AddReference();
+        _inflight.Add(new SendSegment { Array = shared.Array, Offset = offset, Count = shared.Length - offset, Shared = shared });
+        _inflightBytes += shared.Length - offset;
+    }
+
+    /// <summary>The first in-flight segment (for a single-buffer send).</summary>
+    public ref SendSegment FirstInflight => ref _inflight.First;
+
+    public int InflightSegments => _inflight.Count;
+
+    /// <summary>Fills <paramref name="gather"/> with up to <see cref="MaxGather"/> in-flight segments; returns their byte count.</summary>
+    public int Gather(List<ArraySegment<byte>> gather)
+    {
+        gather.Clear();
+        long total = 0;
+        var count = Math.Min(_inflight.Count, MaxGather);
+        for (var i = 0; i < count; i++)
+        {
+            ref var segment = ref _inflight[i];
+            if (total + segment.Count > int.MaxValue)
+                break;
+            gather.Add(segment.AsArraySegment());
+            total += segment.Count;
+        }
+
+        return (int)total;
+    }
+
+    /// <summary>Drops <paramref name="sent"/> bytes from the front of what is in flight, releasing finished segments.</summary>
+    public void ConsumeInflight(int sent)
+    {
+        Debug.Assert(sent <= _inflightBytes);
+        _inflightBytes -= sent;
+        while (sent > 0)
+        {
+            ref var first = ref _inflight.First;
+            if (sent < first.Count)
+            {
+                first.Offset += sent;
+                first.Count -= sent;
+                return;
+            }
+
+            sent -= first.Count;
+            first.Release(_pool);
+            _inflight.RemoveFirst();
+        }
+    }
+
+    /// <summary>Releases every queued byte (the connection is gone); returns how many there were.</summary>
+    public long Clear()
+    {
+        var dropped = _pendingBytes + _inflightBytes;
+        Drain(_inflight);
+        Drain(_pending);
+        _pendingBytes = _inflightBytes = 0;
+        _tail = null;
+        return dropped;
+    }
+
+    private void Drain(SegmentQueue queue)
+    {
+        while (!queue.IsEmpty)
+        {
+            queue.First.Release(_pool);
+            queue.RemoveFirst();
+        }
+    }
+}

@@ -1,0 +1,109 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+
+namespace NetServer.Tcp;
+
+/// <summary>
+/// A sender parked until the send queue has room (<see cref="IsFlush"/> false: its bytes are
+/// appended when it is released, in arrival order) or until every byte queued before it has been
+/// handed to the kernel (<see cref="IsFlush"/> true). Awaited through <see cref="Task"/>, or waited
+/// on by the blocking <c>Send</c>. Only the slow path allocates one of these.
+/// </summary>
+/// <remarks>
+/// Whoever ends the wait (the flusher releasing it, a close failing it, a cancellation) first
+/// wins <see cref="TryClaim"/>; only the winner touches the payload, so a cancelled send is never
+/// also queued.
+/// </remarks>
+internal sealed class SendWaiter
+{
+    private readonly TaskCompletionSource<bool>? _completion;
+    private CancellationTokenRegistration _registration;
+    private int _claimed;
+    private bool _signaled;
+    private bool _result;
+
+    private SendWaiter(bool synchronous)
+    {
+        if (!synchronous)
+            _completion = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+
+    public ReadOnlyMemory<byte> Data { get; private set; }
+
+    public SharedBuffer? Shared { get; private set; }
+
+    public long Watermark { get; set; }
+
+    public bool IsFlush { get; private set; }
+
+    public int Length => Shared?.Length ?? Data.Length;
+
+    public bool IsClaimed => Volatile.Read(ref _claimed) != 0;
+
+    public Task<bool> Task => _completion!.Task;
+
+    /// <summary>A sender waiting for room; holds its own reference to <paramref name="shared"/> while parked.</summary>
+    public static SendWaiter ForRoom(ReadOnlyMemory<byte> data, SharedBuffer? shared, bool synchronous)
+    {
+        shared?.AddReference();
+        return new SendWaiter(synchronous) { Data = data, Shared = shared };
+    }
+
+    /// <summary>A caller waiting until the queue has sent everything up to <paramref name="watermark"/>.</summary>
+    public static SendWaiter ForFlush(long watermark, bool synchronous) =>
+        new(synchronous) { Watermark = watermark, IsFlush = true };
+
+    /// <summary>Lets <paramref name="token"/> end the wait with a cancellation.</summary>
+    public void RegisterCancellation(CancellationToken token)
+    {
+        if (token.CanBeCanceled)
+            _registration = token.Register(static state => ((SendWaiter)state!).Cancel(), this);
+    }
+
+    private void Cancel()
+    {
+        if (TryClaim())
+            Finish(result: false, canceled: true);
+    }
+
+    /// <summary>Takes the right to end this wait; false if someone else already has.</summary>
+    public bool TryClaim() => Interlocked.Exchange(ref _claimed, 1) == 0;
+
+    /// <summary>Ends a wait claimed with <see cref="TryClaim"/>.</summary>
+    public void Finish(bool result, bool canceled = false)
+    {
+        // The waiter's own reference; if its bytes were queued, the queue took another.
+        Shared?.Release();
+        Shared = null;
+        Data = default;
+        _registration.Dispose();
+        if (_completion is not null)
+        {
+            if (canceled)
+                _completion.TrySetCanceled();
+            else
+                _completion.TrySetResult(result);
+            return;
+        }
+
+        lock (this)
+        {
+            _result = result;
+            _signaled = true;
+            Monitor.PulseAll(this);
+        }
+    }
+
+    /// <summary>Blocks the calling thread until the wait ends; for the synchronous <c>Send</c> only.</summary>
+    public bool WaitSynchronously()
+    {
+        lock (this)
+        {
+            while (!_signaled)
+                Monitor.Wait(this);
+            return _result;
+        }
+    }
+}

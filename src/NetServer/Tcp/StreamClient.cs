@@ -1,0 +1,277 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Internal;
+using NetServer.Tcp;
+using NetServer.Transport;
+
+namespace NetServer;
+
+/// <summary>
+/// A client that connects to a stream server (TCP or Unix domain socket) and can reconnect.
+/// Derive from <see cref="TcpClient"/> or <see cref="UdsClient"/> and override the <c>On*</c> hooks.
+/// </summary>
+/// <remarks>
+/// Each connect attempt ends with exactly one OnDisconnected, also when the attempt fails
+/// (after OnError for unexpected errors), so a reconnect loop in OnDisconnected works.
+/// </remarks>
+public abstract class StreamClient : StreamConnection
+{
+    private int _connecting;
+    private Socket? _connectingSocket;
+
+    private protected StreamClient(EndPoint endpoint)
+    {
+        if (endpoint is null)
+            ThrowHelper.ThrowArgumentNull(nameof(endpoint));
+        Endpoint = endpoint;
+    }
+
+    /// <summary>The server endpoint.</summary>
+    public EndPoint Endpoint { get; }
+
+    /// <summary>True while a connect is in progress.</summary>
+    public bool IsConnecting => Volatile.Read(ref _connecting) != 0;
+
+    /// <summary>The pool every buffer of this client comes from (tests swap in a leak-checking pool).</summary>
+    internal BufferPool BufferPool { get; set; } = BufferPool.Shared;
+
+    /// <summary>The endpoint of the current connect attempt (a resolved host name), for <see cref="CreateSocket"/>.</summary>
+    private protected EndPoint ConnectEndpoint { get; private set; } = null!;
+
+    /// <summary>Creates the socket for a connect attempt; override to prepare a special socket.</summary>
+    protected virtual Socket CreateSocket() =>
+        new(ConnectEndpoint.AddressFamily, SocketType.Stream, ConnectEndpoint.AddressFamily == AddressFamily.Unix ? ProtocolType.Unspecified : ProtocolType.Tcp);
+
+    /// <summary>
+    /// Connects, blocking the caller. As in NetCoreServer, a synchronous connect does not start the
+    /// asynchronous receive loop: use <c>Receive</c>, or call <see cref="StreamConnection.ReceiveAsync"/> to start it.
+    /// </summary>
+    /// <returns>True if connected; false if already connected or connecting, or if the connect failed.</returns>
+    public virtual bool Connect()
+    {
+        if (IsConnected || Interlocked.CompareExchange(ref _connecting, 1, 0) != 0)
+            return false;
+
+        Socket? socket = null;
+        try
+        {
+            RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
+            ConnectEndpoint = ResolveSync(Endpoint);
+            socket = CreateSocket();
+            Volatile.Write(ref _connectingSocket, socket);
+            ConfigureSocket(socket, connected: false);
+            socket.Connect(ConnectEndpoint);
+            Volatile.Write(ref _connectingSocket, null);
+            ConfigureSocket(socket, connected: true);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            ConnectFailed(socket, SocketErrors.FromException(e));
+            return false;
+        }
+        catch (Exception e)
+        {
+            HandlerFailedWhileConnecting(socket, e);
+            throw;
+        }
+
+        return Established(socket, startReceiving: false);
+    }
+
+    /// <summary>Starts connecting and returns at once; OnConnected (or OnError and OnDisconnected) follows.</summary>
+    /// <returns>True if the attempt started; false if already connected or connecting.</returns>
+    public virtual bool ConnectAsync()
+    {
+        if (IsConnected || Interlocked.CompareExchange(ref _connecting, 1, 0) != 0)
+            return false;
+        _ = ConnectCoreAsync(throwOnFailure: false, CancellationToken.None);
+        return true;
+    }
+
+    /// <summary>
+    /// Connects and starts receiving; completes after OnConnected. The connect hooks run as for
+    /// <see cref="ConnectAsync()"/>, including OnDisconnected when the attempt fails.
+    /// </summary>
+    /// <returns>True if connected; false if already connected or connecting.</returns>
+    /// <exception cref="SocketException">The connect failed.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired before the connection was up.</exception>
+    public Task<bool> ConnectAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+            return Task.FromCanceled<bool>(cancellationToken);
+        if (IsConnected || Interlocked.CompareExchange(ref _connecting, 1, 0) != 0)
+            return Task.FromResult(false);
+        return ConnectCoreAsync(throwOnFailure: true, cancellationToken);
+    }
+
+    private async Task<bool> ConnectCoreAsync(bool throwOnFailure, CancellationToken cancellationToken)
+    {
+        Socket? socket = null;
+        var args = SocketArgsPool.Rent();
+        try
+        {
+            RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
+            ConnectEndpoint = await ResolveAsync(Endpoint).ConfigureAwait(false);
+            socket = CreateSocket();
+            Volatile.Write(ref _connectingSocket, socket);
+            ConfigureSocket(socket, connected: false);
+
+            SocketResult result;
+            using (cancellationToken.Register(static state => ((Socket)state!).Dispose(), socket))
+                result = await args.ConnectAsync(socket, ConnectEndpoint).ConfigureAwait(false);
+            Volatile.Write(ref _connectingSocket, null);
+            if (!result.IsSuccess)
+                throw new SocketException((int)result.Error);
+            ConfigureSocket(socket, connected: true);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            var error = SocketErrors.FromException(e);
+            ConnectFailed(socket, error);
+            cancellationToken.ThrowIfCancellationRequested();
+            if (throwOnFailure)
+                throw new SocketException((int)error);
+            return false;
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            HandlerFailedWhileConnecting(socket, e);
+            throw;
+        }
+        finally
+        {
+            SocketArgsPool.Return(args);
+        }
+
+        return Established(socket, startReceiving: true);
+    }
+
+    /// <summary>A connected socket becomes a connection: hooks, then (optionally) the receive loop.</summary>
+    private bool Established(Socket socket, bool startReceiving)
+    {
+        var connection = Attach(socket, BufferPool);
+        connection.Hold();
+        try
+        {
+            Volatile.Write(ref _connecting, 0);
+            CallbackScope.Enter();
+            try
+            {
+                OnConnected();
+                if (BytesPending == 0 && connection.IsOpen)
+                    OnEmpty();
+            }
+            catch (Exception e)
+            {
+                connection.Abort(NetServer.DisconnectReason.HandlerException, e);
+            }
+            finally
+            {
+                CallbackScope.Exit();
+            }
+
+            if (startReceiving)
+                connection.StartReceiving();
+            return connection.IsOpen;
+        }
+        finally
+        {
+            connection.Release();
+        }
+    }
+
+    /// <summary>A failed attempt: OnError for unexpected errors, then OnDisconnected, as for any connection end.</summary>
+    private void ConnectFailed(Socket? socket, SocketError error)
+    {
+        Volatile.Write(ref _connectingSocket, null);
+        socket?.Dispose();
+        RecordConnectFailure(NetServer.DisconnectReason.ConnectFailed, null);
+        Volatile.Write(ref _connecting, 0);
+        if (!SocketErrors.IsDisconnect(error))
+            RunHook(static (self, e) => ((StreamClient)self).OnError(e), this, error);
+        RunHook(static (self, _) => ((StreamClient)self).OnDisconnected(NetServer.DisconnectReason.ConnectFailed), this, 0);
+    }
+
+    /// <summary>OnConnecting (or CreateSocket) threw: the attempt ends with OnDisconnected and the exception goes to the caller.</summary>
+    private void HandlerFailedWhileConnecting(Socket? socket, Exception exception)
+    {
+        Volatile.Write(ref _connectingSocket, null);
+        socket?.Dispose();
+        RecordConnectFailure(NetServer.DisconnectReason.HandlerException, exception);
+        Volatile.Write(ref _connecting, 0);
+        RunHook(static (self, _) => ((StreamClient)self).OnDisconnected(NetServer.DisconnectReason.HandlerException), this, 0);
+    }
+
+    /// <summary>
+    /// Disconnects (see <see cref="StreamConnection.Disconnect"/>); while a connect is in progress, abandons it.
+    /// </summary>
+    /// <returns>True if a connection or a connect attempt was ended.</returns>
+    public override bool Disconnect()
+    {
+        if (Volatile.Read(ref _connectingSocket) is { } connecting)
+        {
+            connecting.Dispose();
+            return true;
+        }
+
+        return base.Disconnect();
+    }
+
+    /// <summary>Starts a graceful disconnect and returns at once; OnDisconnected follows.</summary>
+    /// <returns>True if a disconnect started; false if not connected.</returns>
+    public virtual bool DisconnectAsync()
+    {
+        if (Volatile.Read(ref _connectingSocket) is { } connecting)
+        {
+            connecting.Dispose();
+            return true;
+        }
+
+        return CurrentConnection?.Close(NetServer.DisconnectReason.LocalDisconnect) == true;
+    }
+
+    /// <summary>Disconnects (waiting as <see cref="Disconnect"/> does), then connects synchronously.</summary>
+    /// <returns>False if not connected, or if the new connect failed.</returns>
+    public virtual bool Reconnect()
+    {
+        if (!Disconnect())
+            return false;
+        return Connect();
+    }
+
+    /// <summary>Starts a graceful disconnect and, once OnDisconnected has run, an asynchronous connect.</summary>
+    /// <returns>False if not connected.</returns>
+    public virtual bool ReconnectAsync()
+    {
+        var connection = CurrentConnection;
+        if (connection is null || !connection.Close(NetServer.DisconnectReason.LocalDisconnect))
+            return false;
+        _ = ReconnectAfterAsync(connection);
+        return true;
+    }
+
+    private async Task ReconnectAfterAsync(Connection previous)
+    {
+        await previous.WhenFinished().ConfigureAwait(false);
+        ConnectAsync();
+    }
+
+    /// <summary>Socket options before the connect (<paramref name="connected"/> false) and after it.</summary>
+    private protected virtual void ConfigureSocket(Socket socket, bool connected)
+    {
+        if (connected)
+            return;
+        if (ReceiveBufferSizeSet)
+            socket.ReceiveBufferSize = OptionReceiveBufferSize;
+        if (SendBufferSizeSet)
+            socket.SendBufferSize = OptionSendBufferSize;
+    }
+
+    private protected virtual EndPoint ResolveSync(EndPoint endpoint) => endpoint;
+
+    private protected virtual ValueTask<EndPoint> ResolveAsync(EndPoint endpoint) => new(endpoint);
+}

@@ -1,0 +1,354 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Internal;
+using NetServer.Tcp;
+
+namespace NetServer;
+
+/// <summary>
+/// What every connected stream endpoint has in common, server sessions and clients alike: the
+/// sends, the receive hooks, the limits and the statistics. Derive from <see cref="TcpSession"/>,
+/// <see cref="TcpClient"/>, <see cref="UdsSession"/> or <see cref="UdsClient"/> and override the
+/// <c>On*</c> hooks.
+/// </summary>
+/// <remarks>
+/// <para>Guarantees: <see cref="OnConnected"/> runs before any <see cref="OnReceived(byte[], long, long)"/>;
+/// OnReceived never runs concurrently with itself; <see cref="OnDisconnected(DisconnectReason)"/> runs exactly
+/// once per connection and after every other hook of that connection; sends are thread-safe and the bytes
+/// of one send are never interleaved with another's; counters are exact.</para>
+/// <para>Buffers passed to <c>OnReceived</c> are pooled: copy what you keep beyond the call.</para>
+/// </remarks>
+public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
+{
+    /// <summary>Default for <see cref="OptionSendBufferLimit"/>: 4 MiB per connection.</summary>
+    public const int DefaultSendBufferLimit = 4 * 1024 * 1024;
+
+    /// <summary>How long the blocking calls (<see cref="Disconnect"/>, <c>Stop</c>, <c>Dispose</c>) wait for the engine before returning.</summary>
+    internal static readonly TimeSpan BlockingWaitTimeout = TimeSpan.FromSeconds(30);
+
+    private Connection? _connection;
+    private long _bytesSent;
+    private long _bytesReceived;
+    private int _receiveBufferLimit;
+    private int _receiveBufferSize = 8192;
+    private int _sendBufferLimit = DefaultSendBufferLimit;
+    private int _sendBufferSize = 8192;
+    private TimeSpan _disconnectTimeout = TimeSpan.FromSeconds(5);
+    private DisconnectReason _lastReason;
+    private Exception? _lastException;
+
+    private protected StreamConnection() => Id = Guid.NewGuid();
+
+    /// <summary>Identifier of this session or client.</summary>
+    public Guid Id { get; }
+
+    /// <summary>The socket of the current (or last) connection; null before the first connect.</summary>
+    public Socket? Socket { get; private set; }
+
+    /// <summary>Bytes accepted by sends and not yet handed to the operating system.</summary>
+    public long BytesPending => _connection?.BytesPending ?? 0;
+
+    /// <summary>Bytes inside an asynchronous socket send right now (a part of <see cref="BytesPending"/>).</summary>
+    public long BytesSending => _connection?.BytesSending ?? 0;
+
+    /// <summary>Bytes handed to the operating system since the connection started.</summary>
+    public long BytesSent => Volatile.Read(ref _bytesSent);
+
+    /// <summary>Bytes received since the connection started.</summary>
+    public long BytesReceived => Volatile.Read(ref _bytesReceived);
+
+    /// <summary>True while connected: sends are accepted and received bytes are delivered.</summary>
+    public bool IsConnected => _connection?.IsOpen == true;
+
+    /// <summary>Why the last connection ended (<see cref="NetServer.DisconnectReason.None"/> while it lasts).</summary>
+    public DisconnectReason DisconnectReason => _connection?.Reason ?? _lastReason;
+
+    /// <summary>When <see cref="DisconnectReason"/> is <see cref="NetServer.DisconnectReason.HandlerException"/>: the exception a hook threw.</summary>
+    public Exception? DisconnectException => _connection?.Exception ?? _lastException;
+
+    /// <summary>
+    /// Largest single read, in bytes (0, the default, means 64 KiB or <see cref="OptionReceiveBufferSize"/> if larger).
+    /// OnReceived is never handed more than this at once; a slow OnReceived slows reading and TCP
+    /// flow control pushes back on the peer, so received bytes never pile up in memory.
+    /// </summary>
+    public int OptionReceiveBufferLimit
+    {
+        get => _receiveBufferLimit;
+        set => _receiveBufferLimit = ThrowHelper.ValidateOption(value, zeroAllowed: true, nameof(OptionReceiveBufferLimit));
+    }
+
+    /// <summary>
+    /// Size of the first read of a burst, in bytes (default 8192); reads double while they fill the
+    /// buffer. Setting it on a client before connecting also sets the socket's SO_RCVBUF, as in NetCoreServer.
+    /// </summary>
+    public int OptionReceiveBufferSize
+    {
+        get => _receiveBufferSize;
+        set
+        {
+            _receiveBufferSize = ThrowHelper.ValidateOption(value, zeroAllowed: false, nameof(OptionReceiveBufferSize));
+            ReceiveBufferSizeSet = true;
+        }
+    }
+
+    /// <summary>
+    /// Most bytes that may wait in the send queue (default <see cref="DefaultSendBufferLimit"/>; 0 = no limit).
+    /// A send that does not fit is refused: <c>SendAsync</c> returns false and OnError reports
+    /// <see cref="SocketError.NoBufferSpaceAvailable"/>; the awaitable send waits for room instead;
+    /// a multicast disconnects the session with <see cref="NetServer.DisconnectReason.SendBufferFull"/>.
+    /// One message larger than the limit is still accepted into an empty queue.
+    /// </summary>
+    public int OptionSendBufferLimit
+    {
+        get => _sendBufferLimit;
+        set => _sendBufferLimit = ThrowHelper.ValidateOption(value, zeroAllowed: true, nameof(OptionSendBufferLimit));
+    }
+
+    /// <summary>
+    /// Size of the pooled chunks small queued sends are copied into (default 8192). Setting it on a
+    /// client before connecting also sets the socket's SO_SNDBUF, as in NetCoreServer.
+    /// </summary>
+    public int OptionSendBufferSize
+    {
+        get => _sendBufferSize;
+        set
+        {
+            _sendBufferSize = ThrowHelper.ValidateOption(value, zeroAllowed: false, nameof(OptionSendBufferSize));
+            SendBufferSizeSet = true;
+        }
+    }
+
+    /// <summary>
+    /// How long a graceful close (<see cref="Disconnect"/>, or the peer closing its side) may spend
+    /// sending bytes still queued before the socket is closed anyway (default 5 s; <see cref="Timeout.InfiniteTimeSpan"/> = no limit).
+    /// </summary>
+    public TimeSpan OptionDisconnectTimeout
+    {
+        get => _disconnectTimeout;
+        set
+        {
+            if (value < TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(OptionDisconnectTimeout), "The timeout must be positive or infinite.");
+            _disconnectTimeout = value;
+        }
+    }
+
+    internal bool ReceiveBufferSizeSet { get; private set; }
+
+    internal bool SendBufferSizeSet { get; private set; }
+
+    internal long EffectiveSendLimit => _sendBufferLimit == 0 ? long.MaxValue : _sendBufferLimit;
+
+    /// <summary>The engine of the current connection, if any.</summary>
+    internal Connection? CurrentConnection => Volatile.Read(ref _connection);
+
+    // --- Disconnect ---
+
+    /// <summary>
+    /// Disconnects: stops delivering received data, refuses new sends, sends what is already queued
+    /// (for at most <see cref="OptionDisconnectTimeout"/>), then closes the socket. Called from outside
+    /// a NetServer hook, it returns after OnDisconnected has run; from inside a hook it returns at once
+    /// and OnDisconnected follows when the hook returns.
+    /// </summary>
+    /// <returns>True if this call started the disconnect; false if not connected.</returns>
+    public virtual bool Disconnect()
+    {
+        var connection = CurrentConnection;
+        if (connection is null || !connection.Close(DisconnectReason.LocalDisconnect))
+            return false;
+        connection.WaitForFinish(BlockingWaitTimeout);
+        return true;
+    }
+
+    /// <summary>
+    /// Disconnects gracefully and completes after OnDisconnected has run. If
+    /// <paramref name="cancellationToken"/> fires while queued bytes are still being sent, the
+    /// connection is closed at once instead (the task still completes normally).
+    /// </summary>
+    /// <returns>True if this call started the disconnect; false if not connected.</returns>
+    public async Task<bool> DisconnectAsync(CancellationToken cancellationToken = default)
+    {
+        var connection = CurrentConnection;
+        if (connection is null || !connection.Close(DisconnectReason.LocalDisconnect))
+            return false;
+        using (cancellationToken.Register(static state => ((Connection)state!).Abort(NetServer.DisconnectReason.LocalDisconnect), connection))
+            await connection.WhenFinished().ConfigureAwait(false);
+        return true;
+    }
+
+    /// <summary>Closes the current connection at once (queued bytes are dropped) without waiting for it to finish.</summary>
+    internal bool AbortConnection(DisconnectReason reason) => CurrentConnection?.Abort(reason) == true;
+
+    // --- Engine attachment ---
+
+    /// <summary>Starts a new connection on a connected socket; the caller raises the connect hooks.</summary>
+    internal Connection Attach(Socket socket, BufferPool pool)
+    {
+        Volatile.Write(ref _bytesSent, 0);
+        Volatile.Write(ref _bytesReceived, 0);
+        var connection = new Connection(this, socket, pool);
+        Socket = socket;
+        Volatile.Write(ref _connection, connection);
+        return connection;
+    }
+
+    /// <summary>A client's connect attempt failed: there is no connection, and the reason says why.</summary>
+    internal void RecordConnectFailure(DisconnectReason reason, Exception? exception)
+    {
+        Volatile.Write(ref _connection, null);
+        _lastReason = reason;
+        _lastException = exception;
+    }
+
+    /// <summary>Called by the engine exactly once per connection, after everything else of it.</summary>
+    internal void OnConnectionFinished(Connection connection)
+    {
+        _lastReason = connection.Reason;
+        _lastException = connection.Exception;
+        try
+        {
+            NotifyDisconnected(connection);
+        }
+        catch (Exception e)
+        {
+            // Nothing is left to close; keep the failure visible where the reason is.
+            _lastException ??= e;
+        }
+    }
+
+    /// <summary>Raises the final disconnect hooks; sessions also tell their server.</summary>
+    private protected virtual void NotifyDisconnected(Connection connection) =>
+        RunHook(static (self, reason) => self.OnDisconnected(reason), this, connection.Reason);
+
+    /// <summary>Runs a hook outside the engine's loops (connect and disconnect notifications).</summary>
+    private protected static void RunHook<TState>(Action<StreamConnection, TState> hook, StreamConnection target, TState state)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            hook(target, state);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    // --- Statistics (the server adds its own totals) ---
+
+    internal virtual void CountSent(long bytes) => Interlocked.Add(ref _bytesSent, bytes);
+
+    internal virtual void CountReceived(long bytes) => Interlocked.Add(ref _bytesReceived, bytes);
+
+    internal virtual void CountPending(long delta)
+    {
+    }
+
+    // --- Hook dispatch from the engine ---
+
+    internal virtual void InvokeDisconnecting() => OnDisconnecting();
+
+    internal void InvokeReceived(byte[] buffer, int offset, int size) => OnReceived(buffer, offset, size);
+
+    internal void InvokeSent(long sent, long pending) => OnSent(sent, pending);
+
+    internal void InvokeEmpty() => OnEmpty();
+
+    internal void InvokeError(SocketError error) => OnError(error);
+
+    // --- Hooks ---
+
+    /// <summary>Called before the connection is set up.</summary>
+    protected virtual void OnConnecting()
+    {
+    }
+
+    /// <summary>Called once the connection is up, before any data is delivered; sends are allowed here.</summary>
+    protected virtual void OnConnected()
+    {
+    }
+
+    /// <summary>Called when the connection starts to close, on the thread that closes it.</summary>
+    protected virtual void OnDisconnecting()
+    {
+    }
+
+    /// <summary>Called exactly once per connection, last; see <see cref="OnDisconnected(DisconnectReason)"/>.</summary>
+    protected virtual void OnDisconnected()
+    {
+    }
+
+    /// <summary>
+    /// Called exactly once per connection, after every other hook of it, with the reason it ended.
+    /// The default calls <see cref="OnDisconnected()"/>; override either one.
+    /// </summary>
+    protected virtual void OnDisconnected(DisconnectReason reason) => OnDisconnected();
+
+    /// <summary>
+    /// Called with each chunk of received bytes, in order, never concurrently with itself. The
+    /// default calls <see cref="OnReceived(ReadOnlySpan{byte})"/>; override either one.
+    /// </summary>
+    /// <param name="buffer">A pooled buffer, valid only during the call.</param>
+    /// <param name="offset">Where the received bytes start in <paramref name="buffer"/>.</param>
+    /// <param name="size">How many bytes were received.</param>
+    protected virtual void OnReceived(byte[] buffer, long offset, long size) =>
+        OnReceived(new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
+
+    /// <summary>Called with each chunk of received bytes (when the array overload is not overridden).</summary>
+    protected virtual void OnReceived(ReadOnlySpan<byte> buffer)
+    {
+    }
+
+    /// <summary>Called after the operating system took <paramref name="sent"/> bytes; <paramref name="pending"/> are still queued.</summary>
+    protected virtual void OnSent(long sent, long pending)
+    {
+    }
+
+    /// <summary>Called when the send queue has drained; a good place to send the next batch.</summary>
+    protected virtual void OnEmpty()
+    {
+    }
+
+    /// <summary>Called on socket errors other than ordinary disconnects, and when a send is refused for lack of room.</summary>
+    protected virtual void OnError(SocketError error)
+    {
+    }
+
+    // --- Dispose ---
+
+    /// <summary>True once disposed.</summary>
+    public bool IsDisposed { get; private set; }
+
+    /// <summary>True when there is no open socket.</summary>
+    public bool IsSocketDisposed => CurrentConnection is not { IsSocketClosed: false };
+
+    /// <summary>Closes the connection at once (queued bytes are dropped) and waits for OnDisconnected, as <see cref="Disconnect"/> does.</summary>
+    public void Dispose()
+    {
+        Dispose(true);
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Closes the connection when <paramref name="disposingManagedResources"/> is true.</summary>
+    protected virtual void Dispose(bool disposingManagedResources)
+    {
+        if (IsDisposed)
+            return;
+        IsDisposed = true;
+        if (disposingManagedResources && CurrentConnection is { } connection && connection.Abort(NetServer.DisconnectReason.Disposed))
+            connection.WaitForFinish(BlockingWaitTimeout);
+    }
+
+    /// <summary>Closes the connection at once and completes after OnDisconnected has run.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        var connection = CurrentConnection;
+        if (!IsDisposed && connection is not null && connection.Abort(NetServer.DisconnectReason.Disposed))
+            await connection.WhenFinished().ConfigureAwait(false);
+        Dispose(true);
+        GC.SuppressFinalize(this);
+    }
+}

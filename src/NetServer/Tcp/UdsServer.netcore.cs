@@ -1,0 +1,12 @@
+using System.Net.Sockets;
+
+namespace NetServer;
+
+public partial class UdsServer
+{
+    /// <summary>A server on a Unix domain socket endpoint.</summary>
+    public UdsServer(UnixDomainSocketEndPoint endpoint)
+        : base(endpoint)
+    {
+    }
+}

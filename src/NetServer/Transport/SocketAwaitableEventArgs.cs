@@ -1,0 +1,117 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+
+namespace NetServer.Transport;
+
+/// <summary>
+/// A reusable <see cref="SocketAsyncEventArgs"/> that is its own <see cref="IValueTaskSource{T}"/>:
+/// awaiting an operation allocates nothing, a synchronous completion is returned as a completed
+/// <see cref="ValueTask{T}"/> without touching the continuation machinery, and errors come back as a
+/// <see cref="SocketResult"/> instead of an exception. One operation at a time per instance.
+/// </summary>
+internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTaskSource<SocketResult>
+{
+    private static readonly Action<object?> s_completedSentinel = static _ => Debug.Fail("The sentinel continuation must never run.");
+
+    private Action<object?>? _continuation;
+    private object? _continuationState;
+
+    public ValueTask<SocketResult> ReceiveAsync(Socket socket, byte[] array, int offset, int count)
+    {
+        SetBuffer(array, offset, count);
+        return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
+    }
+
+    /// <summary>
+    /// A zero-byte receive: completes when data is available (or the connection ends) without
+    /// holding a receive buffer, so an idle connection pins no memory.
+    /// </summary>
+    public ValueTask<SocketResult> WaitForDataAsync(Socket socket)
+    {
+        SetBuffer(System.Array.Empty<byte>(), 0, 0);
+        return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
+    }
+
+    public ValueTask<SocketResult> SendAsync(Socket socket, byte[] array, int offset, int count)
+    {
+        if (BufferList is not null)
+            BufferList = null;
+        SetBuffer(array, offset, count);
+        return socket.SendAsync(this) ? Pending() : CompletedResult();
+    }
+
+    public ValueTask<SocketResult> SendAsync(Socket socket, IList<ArraySegment<byte>> segments)
+    {
+        SetBuffer(null, 0, 0);
+        BufferList = segments;
+        return socket.SendAsync(this) ? Pending() : CompletedResult();
+    }
+
+    public ValueTask<SocketResult> AcceptAsync(Socket listener)
+    {
+        AcceptSocket = null;
+        return listener.AcceptAsync(this) ? Pending() : CompletedResult();
+    }
+
+    public ValueTask<SocketResult> ConnectAsync(Socket socket, EndPoint endpoint)
+    {
+        RemoteEndPoint = endpoint;
+        return socket.ConnectAsync(this) ? Pending() : CompletedResult();
+    }
+
+    /// <summary>Forgets the buffers of the last operation so the args pin nothing while pooled.</summary>
+    public void ClearBuffers()
+    {
+        if (BufferList is not null)
+            BufferList = null;
+        SetBuffer(null, 0, 0);
+        AcceptSocket = null;
+        RemoteEndPoint = null;
+    }
+
+    private ValueTask<SocketResult> Pending() => new(this, 0);
+
+    private ValueTask<SocketResult> CompletedResult() => new(new SocketResult(BytesTransferred, SocketError));
+
+    protected override void OnCompleted(SocketAsyncEventArgs e)
+    {
+        var continuation = _continuation;
+        if (continuation is null)
+            continuation = Interlocked.CompareExchange(ref _continuation, s_completedSentinel, null);
+        if (continuation is null)
+            return; // The awaiter registers later and finds the sentinel.
+
+        var state = _continuationState;
+        _continuationState = null;
+        _continuation = s_completedSentinel;
+        continuation(state);
+    }
+
+    SocketResult IValueTaskSource<SocketResult>.GetResult(short token)
+    {
+        _continuation = null;
+        return new SocketResult(BytesTransferred, SocketError);
+    }
+
+    ValueTaskSourceStatus IValueTaskSource<SocketResult>.GetStatus(short token) =>
+        ReferenceEquals(_continuation, s_completedSentinel) ? ValueTaskSourceStatus.Succeeded : ValueTaskSourceStatus.Pending;
+
+    void IValueTaskSource<SocketResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+    {
+        _continuationState = state;
+        var previous = _continuation ?? Interlocked.CompareExchange(ref _continuation, continuation, null);
+        if (ReferenceEquals(previous, s_completedSentinel))
+        {
+            // The operation finished between the start and this registration: run the
+            // continuation on the pool rather than inline, so a run of such races cannot deepen the stack.
+            _continuationState = null;
+            ThreadPoolScheduler.Schedule(continuation, state);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+using System;
+using System.Net.Sockets;
+
+namespace NetServer.Transport;
+
+internal static partial class SocketIO
+{
+    public static int TrySend(Socket socket, ReadOnlySpan<byte> data, out SocketError error)
+    {
+        try
+        {
+            return socket.Send(data, SocketFlags.None, out error);
+        }
+        catch (ObjectDisposedException)
+        {
+            error = SocketError.OperationAborted;
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,66 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using Xunit;
+
+namespace NetServer.Tests.Infrastructure;
+
+/// <summary>
+/// A buffer pool that remembers every array it lends out (with the stack that rented it) and
+/// fails the test when one is returned twice, returned without being rented, or never returned.
+/// </summary>
+internal sealed class LeakCheckingBufferPool : BufferPool
+{
+    private readonly ConcurrentDictionary<byte[], string> _outstanding = new(ReferenceEqualityComparer.Instance);
+    private long _rents;
+    private long _returns;
+    private long _rentedBytes;
+    private volatile string? _misuse;
+
+    public long Rents => Interlocked.Read(ref _rents);
+
+    public long Returns => Interlocked.Read(ref _returns);
+
+    /// <summary>Total bytes of all arrays ever rented (to show what a multicast costs).</summary>
+    public long RentedBytes => Interlocked.Read(ref _rentedBytes);
+
+    public int Outstanding => _outstanding.Count;
+
+    public override byte[] Rent(int minimumLength)
+    {
+        // Fresh arrays, so a use after return shows up as an unknown array rather than silently working.
+        var array = new byte[Math.Max(minimumLength, 1)];
+        _outstanding[array] = Environment.StackTrace;
+        Interlocked.Increment(ref _rents);
+        Interlocked.Add(ref _rentedBytes, array.Length);
+        return array;
+    }
+
+    public override void Return(byte[] array)
+    {
+        Interlocked.Increment(ref _returns);
+        if (!_outstanding.TryRemove(array, out _))
+            _misuse ??= $"An array of {array.Length} bytes was returned that is not rented (double return?):{Environment.NewLine}{Environment.StackTrace}";
+    }
+
+    /// <summary>Waits (bounded) until every rented array is back, then fails the test if any is missing or was misused.</summary>
+    public async Task AssertAllReturnedAsync(TimeSpan? timeout = null)
+    {
+        var watch = Stopwatch.StartNew();
+        var limit = timeout ?? TimeSpan.FromSeconds(10);
+        while (!_outstanding.IsEmpty && watch.Elapsed < limit)
+            await Task.Delay(10);
+
+        Assert.True(_misuse is null, _misuse);
+        if (!_outstanding.IsEmpty)
+        {
+            var first = _outstanding.First();
+            Assert.Fail($"{_outstanding.Count} rented buffer(s) were never returned; the first ({first.Key.Length} bytes) was rented at:{Environment.NewLine}{first.Value}");
+        }
+    }
+}
