@@ -7,12 +7,23 @@ namespace NetServer.Buffers;
 /// <summary>
 /// A pooled array shared by reference count: a multicast copies its payload once into one of
 /// these and every session's send queue holds a reference instead of its own copy. The array
-/// goes back to its pool when the last reference is released; the holder object is recycled too.
+/// goes back to its pool when the last reference is released.
 /// </summary>
+/// <remarks>
+/// Released holders are recycled, and a holder of a small array from <see cref="BufferPool.Shared"/>
+/// keeps it: a multicast is created on the sender's thread and released on whichever I/O thread
+/// sends it last, and the shared array pool serves such cross-thread traffic poorly (its per-thread
+/// caches miss), so small payloads would otherwise allocate on every multicast.
+/// </remarks>
 internal sealed class SharedBuffer
 {
-    // A small lock-free object pool: a multicast costs no allocation once warm.
-    private static readonly SharedBuffer?[] s_cache = new SharedBuffer?[64];
+    /// <summary>Largest array a recycled holder keeps.</summary>
+    internal const int KeptArraySize = 1024;
+
+    private const int CacheSize = 256;
+    private static readonly SharedBuffer?[] s_cache = new SharedBuffer?[CacheSize];
+    private static readonly object s_cacheLock = new();
+    private static int s_cached;
 
     private BufferPool? _pool;
     private byte[]? _array;
@@ -36,7 +47,14 @@ internal sealed class SharedBuffer
     public static SharedBuffer Create(BufferPool pool, ReadOnlySpan<byte> data)
     {
         var shared = TakeCached() ?? new SharedBuffer();
-        var array = pool.Rent(data.Length);
+        var array = shared._array;
+        if (array is null || array.Length < data.Length || !ReferenceEquals(pool, shared._pool))
+        {
+            if (array is not null)
+                shared._pool!.Return(array);
+            array = pool.Rent(data.Length);
+        }
+
         data.CopyTo(array);
         shared._pool = pool;
         shared._array = array;
@@ -52,7 +70,7 @@ internal sealed class SharedBuffer
         Debug.Assert(after > 1, "A released shared buffer was referenced again.");
     }
 
-    /// <summary>Drops a reference; the last one returns the array to its pool.</summary>
+    /// <summary>Drops a reference; the last one recycles the holder (and returns or keeps the array).</summary>
     public void Release()
     {
         var after = Interlocked.Decrement(ref _references);
@@ -60,33 +78,44 @@ internal sealed class SharedBuffer
         if (after != 0)
             return;
 
-        var array = _array!;
-        var pool = _pool!;
-        _array = null;
-        _pool = null;
         _length = 0;
-        pool.Return(array);
-        ReturnToCache(this);
+        if (!ReferenceEquals(_pool, BufferPool.Shared) || _array!.Length > KeptArraySize)
+        {
+            // Only small arrays of the process-wide pool stay with the holder; any other pool
+            // (a test's leak-checking pool, say) gets its array back now.
+            _pool!.Return(_array!);
+            _array = null;
+            _pool = null;
+        }
+
+        if (!TryCache(this) && _array is not null)
+        {
+            _pool!.Return(_array);
+            _array = null;
+            _pool = null;
+        }
     }
 
     private static SharedBuffer? TakeCached()
     {
-        for (var i = 0; i < s_cache.Length; i++)
+        lock (s_cacheLock)
         {
-            var item = Volatile.Read(ref s_cache[i]);
-            if (item is not null && Interlocked.CompareExchange(ref s_cache[i], null, item) == item)
-                return item;
+            if (s_cached == 0)
+                return null;
+            var item = s_cache[--s_cached];
+            s_cache[s_cached] = null;
+            return item;
         }
-
-        return null;
     }
 
-    private static void ReturnToCache(SharedBuffer item)
+    private static bool TryCache(SharedBuffer item)
     {
-        for (var i = 0; i < s_cache.Length; i++)
+        lock (s_cacheLock)
         {
-            if (Volatile.Read(ref s_cache[i]) is null && Interlocked.CompareExchange(ref s_cache[i], item, null) is null)
-                return;
+            if (s_cached == CacheSize)
+                return false;
+            s_cache[s_cached++] = item;
+            return true;
         }
     }
 }

@@ -10,6 +10,16 @@ using NetServer.Transport;
 
 namespace NetServer.Tcp;
 
+/// <summary>How a send that finds the queue idle gets its bytes to the kernel.</summary>
+internal enum SendMode
+{
+    /// <summary>At once, from the caller's thread, without copying (the default).</summary>
+    Direct,
+
+    /// <summary>Queued; a flusher on the thread pool sends them (multicast).</summary>
+    Scheduled,
+}
+
 /// <summary>What a send attempt did with the bytes.</summary>
 internal enum SendStatus
 {
@@ -58,7 +68,12 @@ internal sealed partial class Connection
     /// <summary>Bytes inside an asynchronous socket send right now.</summary>
     public long BytesSending => Volatile.Read(ref _bytesSending);
 
+    [ThreadStatic]
+    private static byte[]? t_staging;
+
     private static List<ArraySegment<byte>> Gather => t_gather ??= new List<ArraySegment<byte>>(SendQueue.MaxGather);
+
+    private static byte[] Staging => t_staging ??= new byte[SendQueue.StagingSize];
 
     // --- Entry points ---
 
@@ -67,7 +82,17 @@ internal sealed partial class Connection
     /// or queues it, or refuses it. With a <paramref name="waiter"/>, a refusal parks the waiter instead.
     /// <paramref name="watermark"/> is the queue position just after these bytes.
     /// </summary>
-    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, out long watermark)
+    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, out long watermark) =>
+        Send(data, shared, waiter, SendMode.Direct, out watermark);
+
+    /// <summary>
+    /// As <see cref="Send(ReadOnlySpan{byte}, SharedBuffer?, SendWaiter?, out long)"/>; with
+    /// <see cref="SendMode.Scheduled"/> an idle queue is not sent from the caller's thread: the bytes
+    /// are queued and a flusher is started on the thread pool. A multicast uses this, so one thread
+    /// does not make a syscall per session per message, and messages that pile up while the flusher
+    /// is scheduled go out together.
+    /// </summary>
+    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, SendMode mode, out long watermark)
     {
         watermark = 0;
         lock (_sendLock)
@@ -96,7 +121,7 @@ internal sealed partial class Connection
                 return SendStatus.Accepted;
             }
 
-            // The queue is idle: become the flusher and try the kernel directly.
+            // The queue is idle: become the flusher.
             if (!TryAddReference())
             {
                 AccountUnsent(-data.Length);
@@ -105,6 +130,12 @@ internal sealed partial class Connection
 
             _flushing = true;
             _emptyRaised = false;
+            if (mode == SendMode.Scheduled)
+            {
+                Append(data, shared);
+                ScheduleFlush();
+                return SendStatus.Accepted;
+            }
         }
 
         return SendDirect(data, shared) ? SendStatus.Accepted : SendStatus.Closed;
@@ -153,13 +184,42 @@ internal sealed partial class Connection
         return false;
     }
 
+    /// <summary>
+    /// Queues bytes. A shared (multicast) payload is queued by reference, except a small one
+    /// into a queue that is already deep: there, copies coalesce into large chunks that go out in
+    /// few sends, while references would cost a segment record each (as much memory as the bytes)
+    /// and one gathered send per eight of them.
+    /// </summary>
     private void Append(ReadOnlySpan<byte> data, SharedBuffer? shared)
     {
-        if (shared is not null)
+        if (shared is not null && (shared.Length > SmallSharedPayload || _bytesPending < DeepQueue))
             _queue.AppendShared(shared);
         else
-            _queue.AppendCopy(data, _owner.OptionSendBufferSize);
+            _queue.AppendCopy(data, CopyChunkSize());
     }
+
+    /// <summary>Shared payloads up to this size are copied into a deep queue (see <see cref="Append"/>).</summary>
+    internal const int SmallSharedPayload = 256;
+
+    /// <summary>Queue depth from which small shared payloads are copied (see <see cref="Append"/>).</summary>
+    private const int DeepQueue = 4 * 1024;
+
+    /// <summary>
+    /// Size of a new copy chunk: OptionSendBufferSize while the queue is short, larger (powers of
+    /// two, up to 256 KiB) as it gets deep, so a deep queue is a few large pooled arrays rather than
+    /// hundreds of small ones cycling through the shared pool.
+    /// </summary>
+    private int CopyChunkSize()
+    {
+        const int MaxChunk = 256 * 1024;
+        var size = _owner.OptionSendBufferSize;
+        var deep = (int)Math.Min(_bytesPending / 8, MaxChunk);
+        if (deep <= size)
+            return size;
+        var power = 1 << (31 - BitOperationsCompat.LeadingZeroCount((uint)deep));
+        return power < deep ? Math.Min(power << 1, MaxChunk) : power;
+    }
+
 
     private void AccountQueuedLocked(int length)
     {
@@ -224,7 +284,6 @@ internal sealed partial class Connection
             if (!_queue.HasInflight && !TakeMore())
                 return;
 
-            var gather = Gather;
             int total, sent;
             SocketError error;
             if (_queue.InflightSegments == 1)
@@ -233,8 +292,17 @@ internal sealed partial class Connection
                 total = first.Count;
                 sent = SocketIO.TrySend(_socket, first.Array, first.Offset, first.Count, out error);
             }
+            else if (_queue.InflightSegments > SendQueue.MaxGather && _queue.CanStage)
+            {
+                // Many small segments (multicast messages): copy them into one staging buffer of
+                // this thread so that one send takes them all, instead of one send per eight.
+                var staging = Staging;
+                total = _queue.Stage(staging);
+                sent = SocketIO.TrySend(_socket, staging, 0, total, out error);
+            }
             else
             {
+                var gather = Gather;
                 total = _queue.Gather(gather);
                 sent = SocketIO.TrySend(_socket, gather, out error);
                 gather.Clear();
@@ -278,6 +346,7 @@ internal sealed partial class Connection
             {
                 _flushing = false;
                 _emptyRaised = false;
+                _queue.ReleaseSpares(); // an idle connection holds no send memory
             }
         }
 
@@ -364,6 +433,7 @@ internal sealed partial class Connection
         lock (_sendLock)
         {
             _sentTotal += sent;
+            _queue.RecycleFinished();
             pending = _bytesPending - sent;
             Volatile.Write(ref _bytesPending, pending);
             if (_waiters is { Count: > 0 })
@@ -399,8 +469,12 @@ internal sealed partial class Connection
                 continue;
             }
 
+            // Wake a parked sender only once an eighth of the limit is free besides its own bytes
+            // (or the queue is empty): under sustained pressure each wake-up is then followed by
+            // many sends rather than one, while the memory moving per cycle stays small enough for
+            // the pooled chunks to be reused instead of reallocated.
             var limit = _owner.EffectiveSendLimit;
-            if (_bytesPending != 0 && _bytesPending + waiter.Length > limit)
+            if (_bytesPending != 0 && _bytesPending + waiter.Length > limit - (limit / 8))
                 return;
             waiters.Dequeue();
             if (!waiter.TryClaim())

@@ -16,6 +16,12 @@ internal sealed class SendQueue(BufferPool pool)
     /// <summary>Most segments one send call gathers (the runtime gathers up to 8 without allocating).</summary>
     public const int MaxGather = 8;
 
+    /// <summary>Size of a thread's staging buffer for coalescing many small segments into one send.</summary>
+    public const int StagingSize = 64 * 1024;
+
+    /// <summary>Segments up to this size are worth copying into the staging buffer.</summary>
+    private const int StageableSegment = 2048;
+
     private readonly BufferPool _pool = pool;
     private SegmentQueue _pending = new();
     private SegmentQueue _inflight = new();
@@ -24,6 +30,16 @@ internal sealed class SendQueue(BufferPool pool)
 
     // The chunk at the end of the pending list that small sends may still copy into.
     private byte[]? _tail;
+
+    // Chunks the flusher finished with are kept (as many as one send can finish) for the next
+    // appends: a queue that stays busy then reuses its own chunks instead of churning the shared
+    // pool, whose per-core caches overflow when many connections return chunks in bursts.
+    // Given back when the queue idles.
+    private const int MaxSpares = MaxGather + 1;
+    private byte[]?[]? _finished; // flusher only
+    private int _finishedCount;
+    private byte[]?[]? _spares; // under the send lock
+    private int _spareCount;
 
     public long PendingBytes => _pendingBytes;
 
@@ -51,7 +67,7 @@ internal sealed class SendQueue(BufferPool pool)
             }
         }
 
-        var chunk = _pool.Rent(Math.Max(chunkSize, data.Length));
+        var chunk = RentChunk(Math.Max(chunkSize, data.Length));
         data.CopyTo(chunk);
         _pending.Add(new SendSegment { Array = chunk, Offset = 0, Count = data.Length });
         _tail = chunk;
@@ -130,6 +146,28 @@ internal sealed class SendQueue(BufferPool pool)
         return (int)total;
     }
 
+    /// <summary>Whether the segments at the front are small enough to be worth staging (the first two are checked).</summary>
+    public bool CanStage => _inflight.Count > 1 && _inflight[0].Count <= StageableSegment && _inflight[1].Count <= StageableSegment;
+
+    /// <summary>
+    /// Copies the front in-flight segments into <paramref name="staging"/> while they fit and are
+    /// small; returns the byte count. The segments stay queued until <see cref="ConsumeInflight"/>.
+    /// </summary>
+    public int Stage(byte[] staging)
+    {
+        var used = 0;
+        for (var i = 0; i < _inflight.Count; i++)
+        {
+            ref var segment = ref _inflight[i];
+            if (segment.Count > StageableSegment || used + segment.Count > staging.Length)
+                break;
+            System.Buffer.BlockCopy(segment.Array, segment.Offset, staging, used, segment.Count);
+            used += segment.Count;
+        }
+
+        return used;
+    }
+
     /// <summary>Drops <paramref name="sent"/> bytes from the front of what is in flight, releasing finished segments.</summary>
     public void ConsumeInflight(int sent)
     {
@@ -146,8 +184,60 @@ internal sealed class SendQueue(BufferPool pool)
             }
 
             sent -= first.Count;
-            first.Release(_pool);
+            if (first.Shared is null)
+            {
+                _finished ??= new byte[]?[MaxGather + 1];
+                if (_finishedCount < _finished.Length)
+                    _finished[_finishedCount++] = first.Array;
+                else
+                    _pool.Return(first.Array);
+            }
+            else
+            {
+                first.Shared.Release();
+            }
+
             _inflight.RemoveFirst();
+        }
+    }
+
+    /// <summary>Moves chunks the flusher finished with to the spares (caller holds the send lock).</summary>
+    public void RecycleFinished()
+    {
+        while (_finishedCount > 0)
+        {
+            var array = _finished![--_finishedCount]!;
+            _finished[_finishedCount] = null;
+            _spares ??= new byte[]?[MaxSpares];
+            if (_spareCount < MaxSpares)
+                _spares[_spareCount++] = array;
+            else
+                _pool.Return(array);
+        }
+    }
+
+    private byte[] RentChunk(int size)
+    {
+        while (_spareCount > 0)
+        {
+            var spare = _spares![--_spareCount]!;
+            _spares[_spareCount] = null;
+            if (spare.Length >= size)
+                return spare;
+            _pool.Return(spare);
+        }
+
+        return _pool.Rent(size);
+    }
+
+    /// <summary>Gives the spare chunks back to the pool (the queue went idle; caller holds the send lock).</summary>
+    public void ReleaseSpares()
+    {
+        RecycleFinished();
+        while (_spareCount > 0)
+        {
+            _pool.Return(_spares![--_spareCount]!);
+            _spares[_spareCount] = null;
         }
     }
 
@@ -157,6 +247,7 @@ internal sealed class SendQueue(BufferPool pool)
         var dropped = _pendingBytes + _inflightBytes;
         Drain(_inflight);
         Drain(_pending);
+        ReleaseSpares();
         _pendingBytes = _inflightBytes = 0;
         _tail = null;
         return dropped;

@@ -143,7 +143,7 @@ public abstract partial class StreamConnection
     internal static ValueTask<bool> SendWhenRoomAsync(Connection connection, ReadOnlyMemory<byte> buffer, SharedBuffer? shared, CancellationToken cancellationToken)
     {
         var waiter = SendWaiter.ForRoom(buffer, shared, synchronous: false);
-        var status = connection.Send(shared is null ? buffer.Span : new ReadOnlySpan<byte>(shared.Array, 0, shared.Length), shared, waiter, out _);
+        var status = connection.Send(buffer.Span, shared, waiter, out _);
         if (status != SendStatus.Waiting)
         {
             // Room appeared meanwhile (or the connection closed): the waiter was never parked.

@@ -14,6 +14,7 @@ namespace NetServer;
 /// </summary>
 public abstract partial class StreamServer<TSession>
 {
+
     /// <summary>Sends <paramref name="buffer"/> to every connected session (see <see cref="Multicast(ReadOnlySpan{byte})"/>).</summary>
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(byte[] buffer)
@@ -48,12 +49,11 @@ public abstract partial class StreamServer<TSession>
         var shared = SharedBuffer.Create(BufferPool, buffer);
         try
         {
-            var payload = new ReadOnlySpan<byte>(shared.Array, 0, shared.Length);
             var slots = _registry.Snapshot(out var used);
             for (var i = 0; i < used; i++)
             {
                 var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection?.Send(payload, shared, waiter: null, out _) == SendStatus.Full)
+                if (connection?.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
                     connection.Abort(DisconnectReason.SendBufferFull);
             }
         }
@@ -110,11 +110,8 @@ public abstract partial class StreamServer<TSession>
             for (var i = 0; i < used; i++)
             {
                 var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection is null)
-                    continue;
-                var payload = new ReadOnlySpan<byte>(shared.Array, 0, shared.Length);
-                if (connection.Send(payload, shared, waiter: null, out _) == SendStatus.Full)
-                    await StreamConnection.SendWhenRoomAsync(connection, default, shared, cancellationToken).ConfigureAwait(false);
+                if (connection?.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
+                    await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false);
             }
         }
         finally

@@ -1,0 +1,183 @@
+using System;
+using System.Globalization;
+using System.IO;
+
+namespace NetServer.Benchmark;
+
+internal enum Role
+{
+    Both,
+    Server,
+    Client,
+}
+
+/// <summary>Command-line options, named as in the seed benchmarks (-a -p -c -m -s -z -t).</summary>
+internal sealed class Options
+{
+    public string Protocol { get; private set; } = "tcp";
+
+    public string Scenario { get; private set; } = "echo";
+
+    public Role Role { get; private set; } = Role.Both;
+
+    public string Address { get; private set; } = "127.0.0.1";
+
+    public int Port { get; private set; } = -1;
+
+    public string? Path { get; private set; }
+
+    public int Clients { get; private set; } = 1;
+
+    public int Messages { get; private set; } = 1000;
+
+    public int Size { get; private set; } = 32;
+
+    public double Seconds { get; private set; } = 10;
+
+    public int Threads { get; private set; }
+
+    public bool InlineCompletions { get; private set; }
+
+    public bool Json { get; private set; } = true;
+
+    public bool Quiet { get; private set; }
+
+    public bool TraceAllocations { get; private set; }
+
+    /// <summary>Echo: bytes each client keeps in flight.</summary>
+    public long InFlight => (long)Messages * Size;
+
+    /// <summary>The port to use: the given one, or 0 (any free port) when client and server run together, else 1111.</summary>
+    public int EffectivePort => Port >= 0 ? Port : Role == Role.Both ? 0 : 1111;
+
+    public string EffectivePath => Path ?? System.IO.Path.Combine(System.IO.Path.GetTempPath(),
+        Role == Role.Both ? $"netserver-bench-{Environment.ProcessId}.sock" : "netserver-bench.sock");
+
+    public const string Usage = """
+        netserver-bench PROTOCOL SCENARIO [options]
+
+          PROTOCOL   tcp | uds
+          SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
+                                sends back whatever it receives (messages = bytes / SIZE)
+                     multicast  the server multicasts SIZE-byte messages to every client
+
+        Options (as in the seed benchmarks):
+          -r, --role ROLE        both (default: server and client in this process), server, client
+          -a, --address ADDRESS  server address (default 127.0.0.1)
+          -p, --port PORT        server port (default: a free port with --role both, else 1111)
+              --path PATH        Unix socket path for uds (default: a file in the temp folder)
+          -c, --clients N        working clients (default 1)
+          -m, --messages N       echo: messages in flight per client (default 1000)
+          -s, --size BYTES       message size (default 32)
+          -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
+          -t, --threads N        socket I/O threads (default: the runtime's choice)
+              --inline           run socket completions inline on the I/O threads
+              --no-json          do not print the JSON result line
+          -q, --quiet            no progress line
+              --trace-allocations  print which types were allocated (sampled), to explain B/msg
+          -h, --help             this text
+
+        Output: the seed figures (errors, total time, data, messages, throughput, latency), the bytes
+        allocated per message in this process, a progress line on stderr while running, and one JSON
+        line on stdout that starts with {"protocol".
+        """;
+
+    public static Options? Parse(string[] args, TextWriter error)
+    {
+        var options = new Options();
+        var positional = 0;
+        for (var i = 0; i < args.Length; i++)
+        {
+            var arg = args[i];
+            string Next()
+            {
+                if (i + 1 >= args.Length)
+                    throw new ArgumentException($"Option {arg} needs a value.");
+                return args[++i];
+            }
+
+            int NextInt(int min) => ParseInt(arg, Next(), min);
+
+            switch (arg)
+            {
+                case "-h" or "--help":
+                    return null;
+                case "-r" or "--role":
+                    options.Role = Next() switch
+                    {
+                        "both" => Role.Both,
+                        "server" => Role.Server,
+                        "client" => Role.Client,
+                        var other => throw new ArgumentException($"Unknown role '{other}' (both, server, client)."),
+                    };
+                    break;
+                case "-a" or "--address":
+                    options.Address = Next();
+                    break;
+                case "-p" or "--port":
+                    options.Port = NextInt(0);
+                    break;
+                case "--path":
+                    options.Path = Next();
+                    break;
+                case "-c" or "--clients":
+                    options.Clients = NextInt(1);
+                    break;
+                case "-m" or "--messages":
+                    options.Messages = NextInt(1);
+                    break;
+                case "-s" or "--size":
+                    options.Size = NextInt(1);
+                    break;
+                case "-z" or "--seconds":
+                    options.Seconds = double.Parse(Next(), CultureInfo.InvariantCulture);
+                    if (options.Seconds < 0)
+                        throw new ArgumentException("Seconds must not be negative.");
+                    break;
+                case "-t" or "--threads":
+                    options.Threads = NextInt(1);
+                    break;
+                case "--inline":
+                    options.InlineCompletions = true;
+                    break;
+                case "--no-json":
+                    options.Json = false;
+                    break;
+                case "-q" or "--quiet":
+                    options.Quiet = true;
+                    break;
+                case "--trace-allocations":
+                    options.TraceAllocations = true;
+                    break;
+                default:
+                    if (arg.StartsWith('-'))
+                        throw new ArgumentException($"Unknown option '{arg}'.");
+                    if (positional == 0)
+                        options.Protocol = arg;
+                    else if (positional == 1)
+                        options.Scenario = arg;
+                    else
+                        throw new ArgumentException($"Unexpected argument '{arg}'.");
+                    positional++;
+                    break;
+            }
+        }
+
+        if (options.Protocol is not ("tcp" or "uds"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds).");
+        if (options.Scenario is not ("echo" or "multicast"))
+            throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, multicast).");
+        if (options.Role != Role.Server && options.Seconds == 0)
+            throw new ArgumentException("A client needs --seconds greater than 0.");
+        if (options.InFlight > int.MaxValue)
+            throw new ArgumentException("messages x size must fit in 2 GiB.");
+        return options;
+    }
+
+    private static int ParseInt(string option, string text, int min)
+    {
+        if (!int.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out var value) || value < min)
+            throw new ArgumentException($"Option {option} needs an integer of at least {min}, not '{text}'.");
+        return value;
+    }
+}

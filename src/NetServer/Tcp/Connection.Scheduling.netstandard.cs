@@ -1,0 +1,10 @@
+using System.Threading;
+
+namespace NetServer.Tcp;
+
+internal sealed partial class Connection
+{
+    private static readonly WaitCallback s_scheduledFlush = static state => ((Connection)state!).FlushLoop();
+
+    private void ScheduleFlush() => ThreadPool.UnsafeQueueUserWorkItem(s_scheduledFlush, this);
+}
