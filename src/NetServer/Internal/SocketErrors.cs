@@ -25,12 +25,14 @@ internal static class SocketErrors
     };
 
     /// <summary>The reason recorded when <paramref name="error"/> ends a connection.</summary>
-    public static DisconnectReason ToReason(SocketError error) => error switch
-    {
-        SocketError.ConnectionReset or SocketError.ConnectionAborted => DisconnectReason.ConnectionReset,
-        SocketError.TimedOut => DisconnectReason.TimedOut,
-        _ => DisconnectReason.SocketError,
-    };
+    /// <remarks>
+    /// Every ordinary disconnect error is a reset: a Unix socket whose peer went away fails the
+    /// next send with EPIPE (Shutdown), a TCP one with ECONNRESET, depending on timing.
+    /// </remarks>
+    public static DisconnectReason ToReason(SocketError error) =>
+        error == SocketError.TimedOut ? DisconnectReason.TimedOut
+        : IsDisconnect(error) ? DisconnectReason.ConnectionReset
+        : DisconnectReason.SocketError;
 
     /// <summary>
     /// Accept failures that come from resource exhaustion (out of file descriptors or buffers):

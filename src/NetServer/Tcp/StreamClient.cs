@@ -110,6 +110,12 @@ public abstract class StreamClient : StreamConnection
 
     private async Task<bool> ConnectCoreAsync(bool throwOnFailure, CancellationToken cancellationToken)
     {
+        // Called from a hook (typically a reconnect in OnDisconnected), leave that hook's stack
+        // first: a connect that completes at once would otherwise run the next connection's hooks,
+        // and possibly its OnDisconnected and the next reconnect, nested inside this one.
+        if (CallbackScope.IsActive)
+            await Task.Yield();
+
         Socket? socket = null;
         var args = SocketArgsPool.Rent();
         try

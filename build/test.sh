@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the whole test suite and prints one line "Tests: N passed, N failed" taken from the
+# test results (TRX), so a run that executed no test is visible. Extra arguments go to
+# `dotnet test` (for example: --filter "FullyQualifiedName~HookOrder").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+results="artifacts/test-results"
+rm -rf "$results"
+mkdir -p "$results"
+
+dotnet test NetServer.sln -c Release --nologo \
+  --logger "trx" --logger "console;verbosity=normal" \
+  --results-directory "$results" \
+  --blame-hang-timeout 5m \
+  "$@"
+code=$?
+
+passed=0; failed=0; total=0; found=0
+for trx in "$results"/*.trx; do
+  [ -f "$trx" ] || continue
+  found=$((found + 1))
+  counters=$(grep -o '<Counters [^>]*>' "$trx" | head -n 1)
+  get() { printf '%s' "$counters" | grep -o " $1=\"[0-9]*\"" | grep -o '[0-9]*'; }
+  passed=$((passed + $(get passed)))
+  failed=$((failed + $(get failed)))
+  total=$((total + $(get total)))
+done
+
+echo "Tests: $passed passed, $failed failed"
+if [ "$found" -eq 0 ] || [ "$total" -eq 0 ]; then
+  echo "No test results were produced." >&2
+  exit 1
+fi
+exit $code
