@@ -61,7 +61,7 @@ internal sealed class PooledBuffer : IDisposable
         if (_array is null || _array.Length - _end < sizeHint)
             MakeRoom(length, sizeHint);
 
-        free = new ArraySegment<byte>(_array!, _end, Math.Min(_array!.Length, _start + _limit) - _end);
+        free = new ArraySegment<byte>(_array!, _end, (int)Math.Min(_array!.Length, (long)_start + _limit) - _end);
         return true;
     }
 

@@ -30,7 +30,7 @@ internal sealed partial class Connection
     private const int StateFinished = 3; // OnDisconnected has run
 
     private static readonly TimerCallback s_lingerExpired = static state =>
-        ((Connection)state!).Abort(DisconnectReason.TimedOut);
+        ((Connection)state!).BeginClose(DisconnectReason.TimedOut, graceful: false, exception: null, lingerExpired: true);
 
     private readonly StreamConnection _owner;
     private readonly Socket _socket;
@@ -80,18 +80,28 @@ internal sealed partial class Connection
     /// <summary>Closes the socket now; queued bytes are dropped. Returns false if already closed.</summary>
     public bool Abort(DisconnectReason reason, Exception? exception = null) => BeginClose(reason, graceful: false, exception);
 
-    private bool BeginClose(DisconnectReason reason, bool graceful, Exception? exception)
+    /// <param name="reason">Why; the first reason recorded wins.</param>
+    /// <param name="graceful">Flush what is queued before closing.</param>
+    /// <param name="exception">The hook exception behind a <see cref="DisconnectReason.HandlerException"/>.</param>
+    /// <param name="lingerExpired">
+    /// The graceful close ran out of time: only then is the earlier reason replaced (by
+    /// <see cref="DisconnectReason.TimedOut"/>), because queued bytes are now dropped.
+    /// </param>
+    private bool BeginClose(DisconnectReason reason, bool graceful, Exception? exception, bool lingerExpired = false)
     {
         int previous;
         do
         {
             previous = Volatile.Read(ref _state);
-            if (previous >= StateClosed || (previous == StateClosing && graceful))
+            if (previous >= StateClosed || (previous == StateClosing && graceful) || (lingerExpired && previous != StateClosing))
                 return false;
         }
         while (Interlocked.CompareExchange(ref _state, graceful ? StateClosing : StateClosed, previous) != previous);
 
-        Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None);
+        if (lingerExpired)
+            Volatile.Write(ref _reason, (int)reason);
+        else
+            Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None);
         if (exception is not null)
             Interlocked.CompareExchange(ref _exception, exception, null);
 
@@ -272,6 +282,24 @@ internal sealed partial class Connection
         finally
         {
             CallbackScope.Exit();
+        }
+    }
+
+    /// <summary>
+    /// Reports a send refused for lack of room through OnError, unless the connection has already
+    /// finished: the reference held meanwhile keeps OnDisconnected from overtaking the report.
+    /// </summary>
+    public void ReportSendRefused()
+    {
+        if (!TryAddReference())
+            return;
+        try
+        {
+            RaiseError(SocketError.NoBufferSpaceAvailable);
+        }
+        finally
+        {
+            ReleaseReference();
         }
     }
 

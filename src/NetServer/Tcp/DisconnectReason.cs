@@ -27,7 +27,10 @@ public enum DisconnectReason
     /// </summary>
     SendBufferFull,
 
-    /// <summary>An operation timed out (a graceful close whose queued bytes the peer never took, or a TCP timeout).</summary>
+    /// <summary>
+    /// A graceful close could not send its queued bytes within <c>OptionDisconnectTimeout</c> and
+    /// dropped them (this replaces the reason the close started with), or the connection timed out.
+    /// </summary>
     TimedOut,
 
     /// <summary>A client's connect attempt failed.</summary>

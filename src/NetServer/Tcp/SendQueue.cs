@@ -54,6 +54,8 @@ internal sealed class SendQueue(BufferPool pool)
     /// <summary>Copies <paramref name="data"/> to the end of the pending bytes.</summary>
     public void AppendCopy(ReadOnlySpan<byte> data, int chunkSize)
     {
+        if (data.IsEmpty)
+            return; // an empty segment would linger in flight with nothing to send
         if (_tail is not null)
         {
             ref var last = ref _pending.Last;

@@ -215,7 +215,7 @@ public abstract partial class StreamConnection
             return false;
         var status = connection.Send(data, shared: null, waiter: null, out _);
         if (status == SendStatus.Full)
-            RunHook(static (self, error) => self.OnError(error), this, SocketError.NoBufferSpaceAvailable);
+            connection.ReportSendRefused();
         return status == SendStatus.Accepted;
     }
 
@@ -230,7 +230,7 @@ public abstract partial class StreamConnection
         {
             if (CallbackScope.IsActive)
             {
-                RunHook(static (self, error) => self.OnError(error), this, SocketError.NoBufferSpaceAvailable);
+                connection.ReportSendRefused();
                 return 0;
             }
 

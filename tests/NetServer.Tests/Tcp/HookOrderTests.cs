@@ -1,0 +1,615 @@
+using System;
+using System.IO;
+using System.Linq;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Tcp;
+
+/// <summary>
+/// OnConnecting and OnConnected come before any OnReceived; OnDisconnected comes exactly once and
+/// after every other hook, whichever way the connection ends; the server's hooks wrap the session's.
+/// </summary>
+public class HookOrderTests
+{
+    private static readonly TimeSpan s_slowHook = TimeSpan.FromMilliseconds(200);
+    private static readonly TimeSpan s_gateLimit = TimeSpan.FromSeconds(10);
+
+    /// <summary>Ways a connection can end.</summary>
+    public enum Ending
+    {
+        PeerClose,
+        PeerReset,
+        LocalDisconnect,
+        ServerStop,
+        Dispose,
+        HandlerThrows,
+    }
+
+    // --- Connect order ---
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Session_OnConnected_runs_before_OnReceived_when_the_peer_sends_at_once(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        RecordServerHooks(harness);
+        harness.Probe.ConfigureSession = probe =>
+        {
+            probe.Empty = _ => probe.Events.Enqueue("empty");
+            probe.Connected = _ =>
+            {
+                // A slow OnConnected: the bytes the peer already sent must wait for it.
+                using var never = new ManualResetEventSlim();
+                never.Wait(s_slowHook);
+                probe.Events.Enqueue("connected-end");
+            };
+        };
+        Assert.True(harness.Start());
+
+        var data = Framing.Pattern(0, 1000);
+        using var peer = await harness.ConnectRawAsync();
+        peer.Send(data);
+
+        await harness.Probe.WaitForSessionsAsync(1);
+        var probe = harness.Probe.Sessions.Values.Single();
+        await Wait.UntilAsync(() => probe.ReceivedBytes == data.Length, "the session to receive the bytes");
+
+        var events = probe.Events.ToArray();
+        var firstReceived = Array.IndexOf(events, "received");
+        Assert.True(firstReceived >= 0, string.Join(",", events));
+        Assert.Equal(new[] { "connecting", "connected", "connected-end", "server-connected" }, events[..4]);
+        Assert.True(firstReceived > 3, "OnReceived ran before the connect hooks returned: " + string.Join(",", events));
+        Assert.DoesNotContain("received", events[..firstReceived]);
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Client_OnConnected_runs_before_OnReceived_when_the_server_sends_at_once(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        var data = Framing.Pattern(0, 1000);
+        harness.Probe.ConfigureSession = probe => probe.Connected = session => Assert.True(session.SendAsync(data));
+        Assert.True(harness.Start());
+
+        var probe = new Probe();
+        var received = new MemoryStream();
+        probe.Connected = _ =>
+        {
+            using var never = new ManualResetEventSlim();
+            never.Wait(s_slowHook);
+            probe.Events.Enqueue("connected-end");
+        };
+        probe.Received = (_, buffer, offset, size) =>
+        {
+            lock (received)
+                received.Write(buffer, (int)offset, (int)size);
+        };
+
+        using var client = harness.CreateClient(probe);
+        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
+        await Wait.UntilAsync(
+            () =>
+            {
+                lock (received)
+                    return received.Length == data.Length;
+            },
+            "the client to receive the bytes");
+        lock (received)
+            Assert.Equal(data, received.ToArray());
+
+        Assert.True(client.Disconnect());
+        Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+        var events = probe.Events.ToArray();
+        var firstReceived = Array.IndexOf(events, "received");
+        Assert.Equal(new[] { "connecting", "connected", "connected-end" }, events[..3]);
+        Assert.True(firstReceived >= 3, "OnReceived ran before the connect hooks returned: " + string.Join(",", events));
+        Assert.Equal("disconnected", events[^1]);
+        Assert.Equal(1, probe.DisconnectedCount);
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Session_OnConnected_that_throws_ends_with_HandlerException_and_one_OnDisconnected(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        RecordServerHooks(harness);
+        var failure = new InvalidOperationException("OnConnected failed on purpose");
+        StreamConnection? failed = null;
+        harness.Probe.ConfigureSession = probe => probe.Connected = session =>
+        {
+            failed = session;
+            throw failure;
+        };
+        Assert.True(harness.Start());
+
+        using var peer = await harness.ConnectRawAsync();
+        try
+        {
+            peer.Send(Framing.Pattern(0, 100));
+        }
+        catch (SocketException e) when (e.SocketErrorCode is SocketError.Shutdown or SocketError.ConnectionReset)
+        {
+            // The session may already be gone: the bytes only give OnReceived a chance to run wrongly.
+        }
+
+        await Wait.UntilAsync(() => !harness.Probe.Sessions.IsEmpty, "the session to be created");
+        var probe = harness.Probe.Sessions.Values.Single();
+        Assert.Equal(DisconnectReason.HandlerException, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+        Assert.Same(failure, failed!.DisconnectException);
+
+        // The peer sees the connection close (reset, on some transports, since its bytes were never read).
+        try
+        {
+            Assert.Empty(await Wait.ReadToEndAsync(peer).WaitAsync(Wait.Default));
+        }
+        catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionReset)
+        {
+        }
+
+        var events = await SettledEventsAsync(probe, "server-disconnected");
+        Assert.DoesNotContain("received", events);
+        Assert.DoesNotContain("server-connected", events);
+        AssertDisconnectedOnceAndLast(events, server: true);
+        Assert.Equal(0, harness.ConnectedSessions);
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task A_refused_send_racing_a_close_never_raises_OnError_after_OnDisconnected(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        var late = 0;
+        harness.Probe.ConfigureSession = probe => probe.Error = (_, _) =>
+        {
+            if (probe.DisconnectedCount != 0)
+                Interlocked.Increment(ref late);
+        };
+        Assert.True(harness.Start());
+
+        // The window is narrow (a refusal's OnError is raised after the send lock is released): try it a number of times.
+        for (var round = 0; round < 6; round++)
+        {
+            var (peer, session, probe) = await harness.ConnectPeerAsync();
+            using (peer)
+            {
+                session.OptionSendBufferLimit = 64 * 1024;
+                HarnessExtensions.FillUntilRefused(session);
+
+                // More threads than cores keep refusing sends (each raises OnError) while the session is disposed.
+                var deadline = DateTime.UtcNow + Wait.Default;
+                var refused = new byte[32 * 1024];
+                var hammers = Enumerable.Range(0, 4 * Environment.ProcessorCount).Select(_ => HarnessExtensions.RunBlocking(() =>
+                {
+                    var calls = 0;
+                    while (probe.DisconnectedCount == 0 && DateTime.UtcNow < deadline)
+                    {
+                        session.SendAsync(refused);
+                        calls++;
+                    }
+
+                    return calls;
+                })).ToArray();
+                await Task.Delay(10);
+                session.Dispose();
+                Assert.Equal(DisconnectReason.Disposed, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+
+                // OnError runs inside the refused call, so once every hammer has returned, every late one has been counted.
+                await Task.WhenAll(hammers).WaitAsync(Wait.Default);
+                Assert.True(Volatile.Read(ref late) == 0, $"Round {round}: OnError ran {late} time(s) after OnDisconnected.");
+                Assert.Equal(1, probe.DisconnectedCount);
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_peer_close_gives_one_last_OnDisconnected_PeerClosed(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.PeerClose, DisconnectReason.PeerClosed);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_peer_reset_gives_one_last_OnDisconnected_ConnectionReset(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.PeerReset, DisconnectReason.ConnectionReset);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Session_peer_reset_while_the_session_is_sending_gives_ConnectionReset(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        RecordServerHooks(harness);
+        var chunk = new byte[16 * 1024];
+        harness.Probe.ConfigureSession = probe =>
+        {
+            RecordClientHooks(probe);
+
+            // Keep sending for as long as the connection lasts: every drained queue asks for more.
+            probe.Empty = session =>
+            {
+                probe.Events.Enqueue("empty");
+                session.SendAsync(chunk);
+            };
+        };
+        Assert.True(harness.Start());
+
+        // Which of the receive loop and the flusher notices the reset first varies: try it a number of times.
+        for (var round = 0; round < 20; round++)
+        {
+            var (peer, session, probe) = await harness.ConnectPeerAsync();
+            using (peer)
+            {
+                // Read a little so the flow is live, then reset with unread bytes pending.
+                await Wait.ReadExactlyAsync(peer, 100_000);
+                peer.LingerState = new LingerOption(true, 0);
+                peer.Close();
+
+                var reason = await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default);
+                var events = await SettledEventsAsync(probe, "server-disconnected");
+                Assert.True(reason == DisconnectReason.ConnectionReset, $"Round {round}: a reset ended the session with {reason}, errors: {string.Join(",", events.Where(e => e.StartsWith("error:", StringComparison.Ordinal)))}.");
+                Assert.Equal(reason, session.DisconnectReason);
+                AssertDisconnectedOnceAndLast(events, server: true);
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_Disconnect_gives_one_last_OnDisconnected_LocalDisconnect(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.LocalDisconnect, DisconnectReason.LocalDisconnect);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_server_Stop_gives_one_last_OnDisconnected_ServerStopped(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.ServerStop, DisconnectReason.ServerStopped);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_Dispose_gives_one_last_OnDisconnected_Disposed(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.Dispose, DisconnectReason.Disposed);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Session_OnReceived_that_throws_gives_one_last_OnDisconnected_HandlerException(TransportKind kind) =>
+        SessionEndingAsync(kind, Ending.HandlerThrows, DisconnectReason.HandlerException);
+
+    // --- Client endings ---
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Client_peer_close_gives_one_last_OnDisconnected_PeerClosed(TransportKind kind) =>
+        ClientEndingAsync(kind, Ending.PeerClose, DisconnectReason.PeerClosed);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Client_peer_reset_gives_one_last_OnDisconnected_ConnectionReset(TransportKind kind)
+    {
+        // The server under test cannot reset on demand, so the client talks to a raw listener here.
+        await using var harness = new ServerHarness(kind);
+        using var listener = RawListener(harness, out var endpoint, out var path);
+
+        var probe = new Probe();
+        RecordClientHooks(probe);
+        probe.Received = (_, _, _, _) => probe.Events.Enqueue("received-end");
+        StreamClient client = kind == TransportKind.Tcp
+            ? new ProbeTcpClient((IPEndPoint)endpoint, probe)
+            : new ProbeUdsClient(path!, probe);
+        client.BufferPool = harness.Pool;
+        using (client)
+        {
+            var accepting = listener.AcceptAsync();
+            Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
+            using var peer = await accepting.WaitAsync(Wait.Default);
+
+            // Some traffic both ways first, so there are hooks to order.
+            peer.Send(Framing.Pattern(0, 500));
+            await Wait.UntilAsync(() => probe.ReceivedBytes == 500, "the client to receive");
+            Assert.True(client.SendAsync(Framing.Pattern(0, 300)));
+            await Wait.UntilAsync(() => peer.Available >= 300, "the peer to have unread bytes");
+
+            // Closing with unread bytes and a zero linger resets the connection (TCP: RST; UDS: ECONNRESET).
+            peer.LingerState = new LingerOption(true, 0);
+            peer.Close();
+
+            Assert.Equal(DisconnectReason.ConnectionReset, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+            Assert.Equal(DisconnectReason.ConnectionReset, client.DisconnectReason);
+            var events = await SettledEventsAsync(probe, "disconnected");
+            AssertDisconnectedOnceAndLast(events, server: false);
+            Assert.DoesNotContain(events, e => e.StartsWith("error:", StringComparison.Ordinal));
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Client_Disconnect_gives_one_last_OnDisconnected_LocalDisconnect(TransportKind kind) =>
+        ClientEndingAsync(kind, Ending.LocalDisconnect, DisconnectReason.LocalDisconnect);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Client_server_Stop_gives_one_last_OnDisconnected_PeerClosed(TransportKind kind) =>
+        ClientEndingAsync(kind, Ending.ServerStop, DisconnectReason.PeerClosed);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Client_Dispose_gives_one_last_OnDisconnected_Disposed(TransportKind kind) =>
+        ClientEndingAsync(kind, Ending.Dispose, DisconnectReason.Disposed);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public Task Client_OnReceived_that_throws_gives_one_last_OnDisconnected_HandlerException(TransportKind kind) =>
+        ClientEndingAsync(kind, Ending.HandlerThrows, DisconnectReason.HandlerException);
+
+    // --- Scenarios ---
+
+    /// <summary>
+    /// A raw peer talks to an echoing session; then, while the session sits inside a slow
+    /// OnReceived, the connection is ended <paramref name="ending"/>. OnDisconnected must wait for
+    /// that OnReceived, run once, carry <paramref name="expected"/>, and be followed only by the
+    /// server's OnDisconnected(session).
+    /// </summary>
+    private static async Task SessionEndingAsync(TransportKind kind, Ending ending, DisconnectReason expected)
+    {
+        await using var harness = new ServerHarness(kind);
+        RecordServerHooks(harness);
+        using var gate = new ManualResetEventSlim(ending == Ending.HandlerThrows);
+        var inside = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var armed = 0;
+        var failure = new InvalidOperationException("OnReceived failed on purpose");
+        harness.Probe.ConfigureSession = probe =>
+        {
+            RecordClientHooks(probe);
+            probe.Received = (session, buffer, offset, size) =>
+            {
+                try
+                {
+                    if (Interlocked.Exchange(ref armed, 0) == 1)
+                    {
+                        inside.TrySetResult();
+                        gate.Wait(s_gateLimit);
+                        if (ending == Ending.HandlerThrows)
+                            throw failure;
+                    }
+
+                    session.SendAsync(buffer, offset, size);
+                }
+                finally
+                {
+                    probe.Events.Enqueue("received-end");
+                }
+            };
+        };
+        Assert.True(harness.Start());
+
+        var (peer, session, probe) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            // A round trip first: OnReceived, OnSent and OnEmpty all run before the end.
+            var first = Framing.Pattern(0, 700);
+            peer.Send(first);
+            Assert.Equal(first, await Wait.ReadExactlyAsync(peer, first.Length));
+
+            Task<bool>? closing = null;
+            var second = Framing.Pattern(700, 300);
+            switch (ending)
+            {
+                case Ending.PeerClose:
+                    // Half-close: the session sees the end of the stream, still sends what it owes, then closes.
+                    peer.Send(second);
+                    peer.Shutdown(SocketShutdown.Send);
+                    Assert.Equal(second, await Wait.ReadToEndAsync(peer));
+                    break;
+
+                case Ending.PeerReset:
+                    // Leave the echo unread and close with a zero linger: TCP sends RST, a Unix socket reports ECONNRESET.
+                    peer.Send(second);
+                    await Wait.UntilAsync(() => peer.Available >= second.Length, "the echo to arrive unread");
+                    peer.LingerState = new LingerOption(true, 0);
+                    peer.Close();
+                    break;
+
+                default:
+                    Volatile.Write(ref armed, 1);
+                    peer.Send(second);
+                    await inside.Task.WaitAsync(Wait.Default);
+                    closing = ending switch
+                    {
+                        Ending.LocalDisconnect => HarnessExtensions.RunBlocking(session.Disconnect),
+                        Ending.ServerStop => HarnessExtensions.RunBlocking(harness.Stop),
+                        Ending.Dispose => HarnessExtensions.RunBlocking(() =>
+                        {
+                            session.Dispose();
+                            return true;
+                        }),
+                        _ => null,
+                    };
+
+                    if (closing is not null)
+                    {
+                        // OnReceived is still running: OnDisconnected must not overtake it, and the blocking call must wait.
+                        await Task.Delay(200);
+                        Assert.Equal(0, probe.DisconnectedCount);
+                        Assert.False(closing.IsCompleted, "The blocking close returned while OnReceived was still running.");
+                        gate.Set();
+                        Assert.True(await closing.WaitAsync(Wait.Default));
+                        Assert.Equal(1, probe.DisconnectedCount);
+                    }
+
+                    break;
+            }
+
+            Assert.Equal(expected, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+            Assert.Equal(expected, session.DisconnectReason);
+            if (ending == Ending.HandlerThrows)
+                Assert.Same(failure, session.DisconnectException);
+            else
+                Assert.Null(session.DisconnectException);
+
+            var events = await SettledEventsAsync(probe, "server-disconnected");
+            AssertDisconnectedOnceAndLast(events, server: true);
+            Assert.Contains("sent", events);
+            Assert.Contains("empty", events);
+            Assert.DoesNotContain(events, e => e.StartsWith("error:", StringComparison.Ordinal));
+            Assert.False(session.IsConnected);
+            Assert.Null(harness.FindSession(session.Id));
+        }
+    }
+
+    /// <summary>The same as <see cref="SessionEndingAsync"/> for a NetServer client whose peer is an echoing session.</summary>
+    private static async Task ClientEndingAsync(TransportKind kind, Ending ending, DisconnectReason expected)
+    {
+        await using var harness = new ServerHarness(kind);
+        harness.Probe.ConfigureSession = probe => probe.Received = (session, buffer, offset, size) => session.SendAsync(buffer, offset, size);
+        Assert.True(harness.Start());
+
+        using var gate = new ManualResetEventSlim(ending == Ending.HandlerThrows);
+        var inside = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var armed = 0;
+        var failure = new InvalidOperationException("OnReceived failed on purpose");
+        var probe = new Probe();
+        RecordClientHooks(probe);
+        probe.Received = (_, _, _, _) =>
+        {
+            try
+            {
+                if (Interlocked.Exchange(ref armed, 0) == 1)
+                {
+                    inside.TrySetResult();
+                    gate.Wait(s_gateLimit);
+                    if (ending == Ending.HandlerThrows)
+                        throw failure;
+                }
+            }
+            finally
+            {
+                probe.Events.Enqueue("received-end");
+            }
+        };
+
+        var client = harness.CreateClient(probe);
+        try
+        {
+            Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
+            await harness.Probe.WaitForSessionsAsync(1);
+            var session = harness.FindSession(harness.Probe.Sessions.Keys.Single())!;
+
+            // A round trip first, so OnSent, OnEmpty and OnReceived have all run.
+            Assert.True(client.SendAsync(Framing.Pattern(0, 700)));
+            await Wait.UntilAsync(() => probe.ReceivedBytes == 700, "the echo");
+
+            // The server sends once more and the client sits in OnReceived while the connection ends.
+            Volatile.Write(ref armed, 1);
+            Assert.True(session.SendAsync(Framing.Pattern(700, 300)));
+            await inside.Task.WaitAsync(Wait.Default);
+            var closing = ending switch
+            {
+                Ending.PeerClose => HarnessExtensions.RunBlocking(session.Disconnect),
+                Ending.LocalDisconnect => HarnessExtensions.RunBlocking(client.Disconnect),
+                Ending.ServerStop => HarnessExtensions.RunBlocking(harness.Stop),
+                Ending.Dispose => HarnessExtensions.RunBlocking(() =>
+                {
+                    client.Dispose();
+                    return true;
+                }),
+                _ => null,
+            };
+
+            if (closing is not null)
+            {
+                await Task.Delay(200);
+                Assert.Equal(0, probe.DisconnectedCount);
+                if (ending is Ending.LocalDisconnect or Ending.Dispose)
+                    Assert.False(closing.IsCompleted, "The blocking close returned while OnReceived was still running.");
+                gate.Set();
+                Assert.True(await closing.WaitAsync(Wait.Default));
+            }
+
+            Assert.Equal(expected, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+            Assert.Equal(expected, client.DisconnectReason);
+            if (ending == Ending.HandlerThrows)
+                Assert.Same(failure, client.DisconnectException);
+            else
+                Assert.Null(client.DisconnectException);
+
+            var events = await SettledEventsAsync(probe, "disconnected");
+            AssertDisconnectedOnceAndLast(events, server: false);
+            Assert.Contains("sent", events);
+            Assert.Contains("empty", events);
+            Assert.DoesNotContain(events, e => e.StartsWith("error:", StringComparison.Ordinal));
+            Assert.False(client.IsConnected);
+        }
+        finally
+        {
+            gate.Set();
+            client.Dispose();
+        }
+    }
+
+    // --- Helpers ---
+
+    /// <summary>Records the server's per-session hooks in that session's event list.</summary>
+    private static void RecordServerHooks(ServerHarness harness)
+    {
+        harness.Probe.Connected = session => harness.Probe.Sessions[session.Id].Events.Enqueue("server-connected");
+        harness.Probe.Disconnected = session => harness.Probe.Sessions[session.Id].Events.Enqueue("server-disconnected");
+    }
+
+    /// <summary>Records OnSent and OnEmpty too (the probe records the other hooks itself).</summary>
+    private static void RecordClientHooks(Probe probe)
+    {
+        probe.Sent = (_, _, _) => probe.Events.Enqueue("sent");
+        probe.Empty = _ => probe.Events.Enqueue("empty");
+    }
+
+    /// <summary>Waits for the final event, then a little longer, so a hook that runs too late is caught too.</summary>
+    private static async Task<string[]> SettledEventsAsync(Probe probe, string final)
+    {
+        await Wait.UntilAsync(() => probe.Events.Contains(final), final);
+        await Task.Delay(100);
+        return probe.Events.ToArray();
+    }
+
+    private static void AssertDisconnectedOnceAndLast(string[] events, bool server)
+    {
+        var all = string.Join(",", events);
+        Assert.True(events.Count(e => e == "disconnected") == 1, "OnDisconnected did not run exactly once: " + all);
+        Assert.True(events.Count(e => e == "disconnecting") == 1, "OnDisconnecting did not run exactly once: " + all);
+        var disconnected = Array.IndexOf(events, "disconnected");
+        Assert.True(Array.IndexOf(events, "disconnecting") < disconnected, "OnDisconnecting ran after OnDisconnected: " + all);
+        Assert.True(events.Count(e => e == "received") == events.Count(e => e == "received-end"), "An OnReceived never finished: " + all);
+        Assert.True(Array.LastIndexOf(events, "received-end") < disconnected, "OnReceived ran after OnDisconnected: " + all);
+        if (server)
+        {
+            Assert.True(events[^1] == "server-disconnected" && disconnected == events.Length - 2, "The server's OnDisconnected is not last, right after the session's: " + all);
+            Assert.True(events.Count(e => e == "server-disconnected") == 1, "The server's OnDisconnected ran more than once: " + all);
+        }
+        else
+        {
+            Assert.True(disconnected == events.Length - 1, "A hook ran after OnDisconnected: " + all);
+        }
+    }
+
+    /// <summary>A raw listening socket on a fresh endpoint of the harness's transport.</summary>
+    private static Socket RawListener(ServerHarness harness, out EndPoint endpoint, out string? path)
+    {
+        Socket listener;
+        path = null;
+        if (harness.Kind == TransportKind.Tcp)
+        {
+            listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        }
+        else
+        {
+            listener = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+            path = Path.Combine(Path.GetDirectoryName(harness.SocketPath)!, "raw.sock");
+            listener.Bind(new UnixDomainSocketEndPoint(path));
+        }
+
+        listener.Listen(16);
+        endpoint = listener.LocalEndPoint!;
+        return listener;
+    }
+}
