@@ -9,7 +9,7 @@ rm -rf "$results"
 mkdir -p "$results"
 
 dotnet test NetServer.sln -c Release --nologo \
-  --logger "trx" --logger "console;verbosity=normal" \
+  --logger "trx" \
   --results-directory "$results" \
   --blame-hang-timeout 5m \
   "$@"
