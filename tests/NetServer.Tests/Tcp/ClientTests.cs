@@ -401,7 +401,10 @@ public class ClientTests
         expected.Write(Encoding.UTF8.GetBytes("\u2713"));
 
         var all = expected.ToArray();
-        await Wait.UntilAsync(() => harness.BytesReceived == all.Length, $"the server to receive {all.Length} bytes");
+
+        // BytesReceived counts a read before OnReceived runs: wait for the hook to have seen it all.
+        await Wait.UntilAsync(() => { lock (received) return received.Length >= all.Length; }, $"the server to receive {all.Length} bytes");
+        Assert.Equal(all.Length, harness.BytesReceived);
         lock (received)
             Assert.Equal(all, received.ToArray());
         Assert.Equal(all.Length, client.BytesSent);

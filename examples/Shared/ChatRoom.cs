@@ -1,0 +1,42 @@
+using System;
+
+namespace NetServer.Examples;
+
+/// <summary>
+/// The rules of the chat, the same on every transport: each newcomer is greeted, every line a
+/// member sends goes to all members, and a member who sends "!" leaves.
+/// </summary>
+internal static class ChatRoom
+{
+    /// <summary>The first line every member receives.</summary>
+    public const string Greeting = "Welcome to the NetServer chat. Every line you send goes to everyone here; send '!' to leave.";
+
+    /// <summary>Greets a member that has just connected.</summary>
+    public static void Welcome(StreamSession session, string? from)
+    {
+        Console.WriteLine(from is null ? $"Session {session.Id} joined" : $"Session {session.Id} joined from {from}");
+        session.SendAsync(Greeting + ChatProtocol.LineEnd);
+    }
+
+    /// <summary>Passes every complete line of <paramref name="data"/> to all members of <paramref name="server"/>.</summary>
+    public static void Relay<TSession>(StreamServer<TSession> server, StreamSession session, LineReader lines, ReadOnlySpan<byte> data)
+        where TSession : StreamSession
+    {
+        while (lines.TryRead(ref data, out var line))
+        {
+            Console.WriteLine($"Session {session.Id}: {line}");
+            server.Multicast(line + ChatProtocol.LineEnd);
+
+            // Disconnect from inside a hook returns at once; the "!" queued above is still sent first.
+            if (line == ChatProtocol.LeaveCommand)
+            {
+                session.Disconnect();
+                return;
+            }
+        }
+    }
+
+    /// <summary>Reports a member that has gone, with the reason.</summary>
+    public static void Farewell(StreamSession session) =>
+        Console.WriteLine($"Session {session.Id} left ({session.DisconnectReason})");
+}

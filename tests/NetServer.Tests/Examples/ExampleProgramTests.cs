@@ -1,0 +1,380 @@
+using System;
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Examples;
+
+/// <summary>
+/// The chat examples as a user runs them: each program is a child process driven through its
+/// console, talking to real sockets. The servers are checked with raw line clients; the clients
+/// against a NetServer test server.
+/// </summary>
+public sealed class ExampleProgramTests
+{
+    private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(10);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task ChatServer_greets_relays_members_and_admin_lets_a_member_leave_restarts_and_stops(TransportKind kind)
+    {
+        using var folder = new TempFolder();
+        var socketPath = folder.PathOf("chat.sock");
+        await using var server = kind == TransportKind.Tcp
+            ? ExampleProcess.Start("TcpChatServer", "0", IPAddress.Loopback.ToString())
+            : ExampleProcess.Start("UdsChatServer", socketPath);
+
+        var listening = await server.WaitForLineAsync("Listening on ");
+        EndPoint endpoint = kind == TransportKind.Tcp
+            ? IPEndPoint.Parse(listening["Listening on ".Length..])
+            : new UnixDomainSocketEndPoint(socketPath);
+
+        using var alice = await LinePeer.ConnectAsync(endpoint);
+        using var bob = await LinePeer.ConnectAsync(endpoint);
+        Assert.StartsWith("Welcome", await alice.ReadLineAsync(), StringComparison.Ordinal);
+        Assert.StartsWith("Welcome", await bob.ReadLineAsync(), StringComparison.Ordinal);
+
+        await alice.SendLineAsync("hello from alice");
+        Assert.Equal("hello from alice", await alice.ReadLineAsync());
+        Assert.Equal("hello from alice", await bob.ReadLineAsync());
+
+        await server.TypeAsync("maintenance at noon");
+        Assert.Equal("(admin) maintenance at noon", await alice.ReadLineAsync());
+        Assert.Equal("(admin) maintenance at noon", await bob.ReadLineAsync());
+
+        // "!" reaches everyone, then the server closes the sender's connection gracefully.
+        await alice.SendLineAsync("!");
+        Assert.Equal("!", await alice.ReadLineAsync());
+        Assert.Null(await alice.ReadLineAsync());
+        Assert.Equal("!", await bob.ReadLineAsync());
+        await bob.SendLineAsync("still here");
+        Assert.Equal("still here", await bob.ReadLineAsync());
+
+        // "!" at the console restarts the server on the same endpoint: members are dropped and can come back.
+        await server.TypeAsync("!");
+        await bob.AssertClosedAsync();
+        Assert.Equal(listening, await server.WaitForLineAsync("Listening on "));
+        using var carol = await LinePeer.ConnectAsync(endpoint);
+        using var dave = await LinePeer.ConnectAsync(endpoint);
+        Assert.StartsWith("Welcome", await carol.ReadLineAsync(), StringComparison.Ordinal);
+        Assert.StartsWith("Welcome", await dave.ReadLineAsync(), StringComparison.Ordinal);
+
+        // An empty line stops the server: the process ends and every member sees the close.
+        await server.TypeAsync(string.Empty);
+        Assert.Equal(0, await server.WaitForExitAsync());
+        await carol.AssertClosedAsync();
+        await dave.AssertClosedAsync();
+        if (kind == TransportKind.Uds)
+            Assert.False(File.Exists(socketPath), "The server left its socket file behind.");
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task ChatClient_prints_what_arrives_sends_typed_lines_reconnects_after_bang_and_quits(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        var listener = new SessionListener(harness.Probe);
+        harness.Start();
+
+        await using var client = kind == TransportKind.Tcp
+            ? ExampleProcess.Start("TcpChatClient", IPAddress.Loopback.ToString(), ((IPEndPoint)harness.Endpoint).Port.ToString(CultureInfo.InvariantCulture))
+            : ExampleProcess.Start("UdsChatClient", harness.SocketPath!);
+
+        var first = await listener.NextSessionAsync();
+        await client.WaitForLineAsync("Connected");
+        first.Session.SendAsync("news from the server\n");
+        await client.WaitForLineAsync("news from the server");
+
+        await client.TypeAsync("hello server");
+        Assert.Equal("hello server", await first.ReadLineAsync());
+
+        // "!" drops the connection; the client comes back on its own a moment later.
+        await client.TypeAsync("!");
+        Assert.Equal(DisconnectReason.PeerClosed, await first.Probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+        var second = await listener.NextSessionAsync();
+        await client.WaitForLineAsync("Connected"); // the server may see the connection before the client does
+        await client.TypeAsync("hello again");
+        Assert.Equal("hello again", await second.ReadLineAsync());
+
+        // An empty line quits: the process ends, its connection closes, and it did not reconnect on the way out.
+        await client.TypeAsync(string.Empty);
+        Assert.Equal(0, await client.WaitForExitAsync());
+        await second.Probe.DisconnectedSignal.Task.WaitAsync(s_timeout);
+        Assert.False(listener.HasMoreSessions, "The client connected again while quitting.");
+    }
+
+    /// <summary>One example program running as a child process, its stdout read line by line.</summary>
+    private sealed class ExampleProcess : IAsyncDisposable
+    {
+        private readonly Process _process;
+        private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
+        private readonly ConcurrentQueue<string> _transcript = new();
+
+        private ExampleProcess(Process process)
+        {
+            _process = process;
+            _process.OutputDataReceived += (_, e) => OnOutput(e.Data, "");
+            _process.ErrorDataReceived += (_, e) => OnOutput(e.Data, "stderr: ");
+            _process.BeginOutputReadLine();
+            _process.BeginErrorReadLine();
+        }
+
+        /// <summary>Runs <c>dotnet &lt;name&gt;.dll args</c>; the dll is built next to the tests by the project references.</summary>
+        public static ExampleProcess Start(string name, params string[] args)
+        {
+            var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
+            Assert.True(File.Exists(dll), $"The example is not built next to the tests: {dll}");
+            var info = new ProcessStartInfo(DotnetHost)
+            {
+                UseShellExecute = false,
+                RedirectStandardInput = true,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                StandardInputEncoding = new UTF8Encoding(encoderShouldEmitUTF8Identifier: false),
+                StandardOutputEncoding = Encoding.UTF8,
+            };
+            info.ArgumentList.Add(dll);
+            foreach (var arg in args)
+                info.ArgumentList.Add(arg);
+            return new ExampleProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
+        }
+
+        /// <summary>The host running the tests, so the child uses the same runtime.</summary>
+        private static string DotnetHost =>
+            Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host) ? host
+            : Path.GetFileNameWithoutExtension(Environment.ProcessPath) == "dotnet" ? Environment.ProcessPath!
+            : "dotnet";
+
+        private string Transcript => string.Join(Environment.NewLine, _transcript);
+
+        /// <summary>Types a line at the program's console.</summary>
+        public async Task TypeAsync(string line)
+        {
+            await _process.StandardInput.WriteLineAsync(line).WaitAsync(s_timeout);
+            await _process.StandardInput.FlushAsync().WaitAsync(s_timeout);
+        }
+
+        /// <summary>Waits for the next output line that starts with <paramref name="prefix"/> (earlier lines are skipped) and returns it.</summary>
+        public async Task<string> WaitForLineAsync(string prefix)
+        {
+            using var timeout = new CancellationTokenSource(s_timeout);
+            try
+            {
+                while (await _lines.Reader.WaitToReadAsync(timeout.Token))
+                {
+                    while (_lines.Reader.TryRead(out var line))
+                    {
+                        if (line.StartsWith(prefix, StringComparison.Ordinal))
+                            return line;
+                    }
+                }
+            }
+            catch (OperationCanceledException)
+            {
+                Assert.Fail($"No line starting with \"{prefix}\" within {s_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+            }
+
+            Assert.Fail($"The program ended without printing a line starting with \"{prefix}\". Output:{Environment.NewLine}{Transcript}");
+            return string.Empty;
+        }
+
+        /// <summary>Waits (bounded) for the program to end; returns its exit code.</summary>
+        public async Task<int> WaitForExitAsync()
+        {
+            try
+            {
+                await _process.WaitForExitAsync().WaitAsync(s_timeout);
+            }
+            catch (TimeoutException)
+            {
+                Assert.Fail($"The program did not exit within {s_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+            }
+
+            return _process.ExitCode;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            try
+            {
+                if (!_process.HasExited)
+                {
+                    _process.Kill(entireProcessTree: true);
+                    await _process.WaitForExitAsync().WaitAsync(s_timeout);
+                }
+            }
+            finally
+            {
+                _process.Dispose();
+            }
+        }
+
+        private void OnOutput(string? line, string tag)
+        {
+            if (line is null)
+            {
+                if (tag.Length == 0)
+                    _lines.Writer.TryComplete();
+                return;
+            }
+
+            _transcript.Enqueue(tag + line);
+            if (tag.Length == 0)
+                _lines.Writer.TryWrite(line);
+        }
+    }
+
+    /// <summary>A raw stream socket speaking the chat's line protocol, as nc or telnet would.</summary>
+    private sealed class LinePeer : IDisposable
+    {
+        private readonly Socket _socket;
+        private readonly StreamReader _reader;
+
+        private LinePeer(Socket socket)
+        {
+            _socket = socket;
+            _reader = new StreamReader(new NetworkStream(socket, ownsSocket: false), Encoding.UTF8);
+        }
+
+        public static async Task<LinePeer> ConnectAsync(EndPoint endpoint)
+        {
+            var socket = endpoint is UnixDomainSocketEndPoint
+                ? new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
+                : new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+            try
+            {
+                await socket.ConnectAsync(endpoint).WaitAsync(s_timeout);
+                return new LinePeer(socket);
+            }
+            catch
+            {
+                socket.Dispose();
+                throw;
+            }
+        }
+
+        public async Task SendLineAsync(string line) =>
+            await _socket.SendAsync(Encoding.UTF8.GetBytes(line + "\n"), SocketFlags.None).WaitAsync(s_timeout);
+
+        /// <summary>The next line, or null once the server has closed the connection.</summary>
+        public async Task<string?> ReadLineAsync()
+        {
+            using var timeout = new CancellationTokenSource(s_timeout);
+            return await _reader.ReadLineAsync(timeout.Token);
+        }
+
+        /// <summary>Checks that the server closed the connection; a stopping server may reset it instead of closing it gracefully.</summary>
+        public async Task AssertClosedAsync()
+        {
+            try
+            {
+                Assert.Null(await ReadLineAsync());
+            }
+            catch (IOException e) when (e.InnerException is SocketException { SocketErrorCode: SocketError.ConnectionReset })
+            {
+                // Reset is a close too.
+            }
+        }
+
+        public void Dispose()
+        {
+            _reader.Dispose();
+            _socket.Dispose();
+        }
+    }
+
+    /// <summary>Each session the test server accepts, with the lines it received.</summary>
+    private sealed class SessionListener
+    {
+        private readonly Channel<HeardSession> _sessions = Channel.CreateUnbounded<HeardSession>();
+
+        public SessionListener(ServerProbe server)
+        {
+            server.ConfigureSession = probe =>
+            {
+                var heard = new HeardSession(probe);
+                probe.Connected = session =>
+                {
+                    heard.Session = (StreamSession)session;
+                    _sessions.Writer.TryWrite(heard);
+                };
+                probe.Received = (_, buffer, offset, size) => heard.Add(buffer.AsSpan((int)offset, (int)size));
+            };
+        }
+
+        public bool HasMoreSessions => _sessions.Reader.TryPeek(out _);
+
+        public async Task<HeardSession> NextSessionAsync()
+        {
+            using var timeout = new CancellationTokenSource(s_timeout);
+            return await _sessions.Reader.ReadAsync(timeout.Token);
+        }
+    }
+
+    /// <summary>One server-side session: OnReceived appends bytes, complete lines go to a channel.</summary>
+    private sealed class HeardSession(Probe probe)
+    {
+        private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
+        private readonly Decoder _decoder = Encoding.UTF8.GetDecoder();
+        private readonly StringBuilder _partial = new();
+
+        public Probe Probe { get; } = probe;
+
+        public StreamSession Session { get; set; } = null!;
+
+        // OnReceived never runs concurrently with itself, so _partial needs no lock.
+        public void Add(ReadOnlySpan<byte> data)
+        {
+            var chars = new char[_decoder.GetCharCount(data, flush: false)];
+            _decoder.GetChars(data, chars, flush: false);
+            foreach (var c in chars)
+            {
+                if (c != '\n')
+                {
+                    _partial.Append(c);
+                    continue;
+                }
+
+                _lines.Writer.TryWrite(_partial.ToString().TrimEnd('\r'));
+                _partial.Clear();
+            }
+        }
+
+        public async Task<string> ReadLineAsync()
+        {
+            using var timeout = new CancellationTokenSource(s_timeout);
+            return await _lines.Reader.ReadAsync(timeout.Token);
+        }
+    }
+
+    /// <summary>A unique temp folder for one test's socket file, removed afterwards.</summary>
+    private sealed class TempFolder : IDisposable
+    {
+        private readonly string _path = Path.Combine(Path.GetTempPath(), "netserver-example-" + Guid.NewGuid().ToString("N")[..12]);
+
+        public TempFolder() => Directory.CreateDirectory(_path);
+
+        public string PathOf(string name) => Path.Combine(_path, name);
+
+        public void Dispose()
+        {
+            try
+            {
+                Directory.Delete(_path, recursive: true);
+            }
+            catch (IOException)
+            {
+                // A failed test may leave a socket file in use; a temp folder is harmless.
+            }
+        }
+    }
+}
