@@ -20,7 +20,7 @@ internal sealed class SharedBuffer
     /// <summary>Largest array a recycled holder keeps.</summary>
     internal const int KeptArraySize = 1024;
 
-    private const int CacheSize = 256;
+    private const int CacheSize = 4096;
     private static readonly SharedBuffer?[] s_cache = new SharedBuffer?[CacheSize];
     private static readonly object s_cacheLock = new();
     private static int s_cached;

@@ -202,7 +202,7 @@ internal sealed partial class Connection
     internal const int SmallSharedPayload = 256;
 
     /// <summary>Queue depth from which small shared payloads are copied (see <see cref="Append"/>).</summary>
-    private const int DeepQueue = 4 * 1024;
+    private const int DeepQueue = 64 * 1024;
 
     /// <summary>
     /// Size of a new copy chunk: OptionSendBufferSize while the queue is short, larger (powers of
