@@ -44,6 +44,8 @@ internal sealed class Options
 
     public bool TraceAllocations { get; private set; }
 
+    public bool Memory { get; private set; }
+
     /// <summary>Echo: bytes each client keeps in flight.</summary>
     public long InFlight => (long)Messages * Size;
 
@@ -75,6 +77,8 @@ internal sealed class Options
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
               --trace-allocations  print which types were allocated (sampled), to explain B/msg
+              --memory           server: each second, force a full GC and print the managed heap
+                                 per connected session (connect idle clients to measure it)
           -h, --help             this text
 
         Output: the seed figures (errors, total time, data, messages, throughput, latency), the bytes
@@ -148,6 +152,9 @@ internal sealed class Options
                     break;
                 case "--trace-allocations":
                     options.TraceAllocations = true;
+                    break;
+                case "--memory":
+                    options.Memory = true;
                     break;
                 default:
                     if (arg.StartsWith('-'))

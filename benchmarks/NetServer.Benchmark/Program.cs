@@ -135,6 +135,7 @@ internal static class Program
 
         // Steady state: from one second after traffic starts until the last second with traffic.
         var samples = new List<(double Time, long Bytes, long Allocated)>();
+        var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
         while (!cts.IsCancellationRequested)
         {
@@ -146,6 +147,9 @@ internal static class Program
             {
                 break;
             }
+
+            if (options.Memory)
+                PrintMemory(server, baseline);
 
             var bytes = options.Scenario == "echo" ? server.BytesReceived : server.BytesSent;
             samples.Add((watch.Elapsed.TotalSeconds, bytes, GC.GetTotalAllocatedBytes(precise: true)));
@@ -175,6 +179,16 @@ internal static class Program
             options.Seconds, server.Errors, last.Time - first.Time, last.Bytes - first.Bytes, last.Allocated - first.Allocated);
         report.Print(options.Json);
         return server.Errors == 0 ? 0 : 1;
+    }
+
+    /// <summary>The managed heap after a full collection, per connected session, above the heap with no session.</summary>
+    private static void PrintMemory(ServerHandle server, long baseline)
+    {
+        var heap = GC.GetTotalMemory(forceFullCollection: true);
+        var sessions = server.ConnectedSessions;
+        var perSession = sessions > 0 ? (heap - baseline) / (double)sessions : 0;
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"memory: sessions {sessions}  managed heap {Report.FormatBytes(heap)}  per session {perSession:F0} B (baseline {Report.FormatBytes(baseline)})"));
     }
 
     private static async Task<int> RunClientAsync(Options options, EndPoint target, Func<long>? serverErrors = null, Func<Task>? measured = null)
