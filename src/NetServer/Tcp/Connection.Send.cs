@@ -2,8 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.Net.Sockets;
 using System.Threading;
-using System.Threading.Tasks;
-using System.Threading.Tasks.Sources;
 using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Transport;
@@ -373,37 +371,28 @@ internal sealed partial class Connection
     private bool SendInflightAsync()
     {
         var sender = _asyncSender ??= SocketArgsPool.Rent();
-        ValueTask<SocketResult> operation;
-        int total;
+        bool pending;
+        SocketResult result;
         if (_queue.InflightSegments == 1)
         {
             ref var first = ref _queue.FirstInflight;
-            total = first.Count;
-            Volatile.Write(ref _bytesSending, total);
-            operation = sender.SendAsync(_socket, first.Array, first.Offset, first.Count);
+            Volatile.Write(ref _bytesSending, first.Count);
+            pending = sender.StartSend(_socket, first.Array, first.Offset, first.Count, s_asyncSendCompleted, this, out result);
         }
         else
         {
             var gather = Gather;
-            total = _queue.Gather(gather);
-            Volatile.Write(ref _bytesSending, total);
-            operation = sender.SendAsync(_socket, gather);
+            Volatile.Write(ref _bytesSending, _queue.Gather(gather));
+            pending = sender.StartSend(_socket, gather, s_asyncSendCompleted, this, out result);
             gather.Clear();
         }
 
-        if (!operation.IsCompleted)
-        {
-            ((IValueTaskSource<SocketResult>)sender).OnCompleted(s_asyncSendCompleted, this, 0, ValueTaskSourceOnCompletedFlags.None);
-            return false;
-        }
-
-        return AsyncSendDone(operation.Result);
+        return !pending && AsyncSendDone(result);
     }
 
     private void OnAsyncSendCompleted()
     {
-        var result = ((IValueTaskSource<SocketResult>)_asyncSender!).GetResult(0);
-        if (AsyncSendDone(result))
+        if (AsyncSendDone(_asyncSender!.TakeResult()))
             FlushLoop();
     }
 

@@ -38,19 +38,42 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
         return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
     }
 
-    public ValueTask<SocketResult> SendAsync(Socket socket, byte[] array, int offset, int count)
+    /// <summary>
+    /// Starts a send for a caller that continues in a callback rather than an await: returns true
+    /// when the send is pending (<paramref name="continuation"/> later runs with
+    /// <paramref name="state"/> and calls <see cref="TakeResult"/>), or false with the
+    /// <paramref name="result"/> of a send that completed at once.
+    /// </summary>
+    public bool StartSend(Socket socket, byte[] array, int offset, int count, Action<object?> continuation, object state, out SocketResult result)
     {
         if (BufferList is not null)
             BufferList = null;
         SetBuffer(array, offset, count);
-        return socket.SendAsync(this) ? Pending() : CompletedResult();
+        return Continue(socket.SendAsync(this), continuation, state, out result);
     }
 
-    public ValueTask<SocketResult> SendAsync(Socket socket, IList<ArraySegment<byte>> segments)
+    /// <summary>As the other <see cref="StartSend(Socket, byte[], int, int, Action{object?}, object, out SocketResult)"/>, gathering several segments.</summary>
+    public bool StartSend(Socket socket, IList<ArraySegment<byte>> segments, Action<object?> continuation, object state, out SocketResult result)
     {
         SetBuffer(null, 0, 0);
         BufferList = segments;
-        return socket.SendAsync(this) ? Pending() : CompletedResult();
+        return Continue(socket.SendAsync(this), continuation, state, out result);
+    }
+
+    /// <summary>The result of a pending operation started with <c>StartSend</c>, read once from its continuation.</summary>
+    public SocketResult TakeResult() => ((IValueTaskSource<SocketResult>)this).GetResult(0);
+
+    private bool Continue(bool pending, Action<object?> continuation, object state, out SocketResult result)
+    {
+        if (!pending)
+        {
+            result = new SocketResult(BytesTransferred, SocketError);
+            return false;
+        }
+
+        result = default;
+        ((IValueTaskSource<SocketResult>)this).OnCompleted(continuation, state, 0, ValueTaskSourceOnCompletedFlags.None);
+        return true;
     }
 
     public ValueTask<SocketResult> AcceptAsync(Socket listener)
