@@ -25,9 +25,6 @@ internal sealed partial class Connection
     private int _readSize;
     private int _minReadSize;
 
-    /// <summary>True while the receive loop runs (or a synchronous receive is in progress).</summary>
-    public bool IsReceiving => Volatile.Read(ref _receiving) != 0;
-
     /// <summary>Starts the receive loop; does nothing if it already runs or the connection is closing.</summary>
     public void StartReceiving()
     {

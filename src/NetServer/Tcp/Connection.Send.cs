@@ -152,16 +152,6 @@ internal sealed partial class Connection
         }
     }
 
-    /// <summary>The queue position after everything accepted so far.</summary>
-    public long QueuedWatermark
-    {
-        get
-        {
-            lock (_sendLock)
-                return _queuedTotal;
-        }
-    }
-
     private bool HasRoomLocked(int length)
     {
         // Parked senders go first; a message larger than the limit may go alone into an empty queue.
@@ -214,8 +204,10 @@ internal sealed partial class Connection
         var deep = (int)Math.Min(_bytesPending / 8, MaxChunk);
         if (deep <= size)
             return size;
-        var power = 1 << (31 - BitOperationsCompat.LeadingZeroCount((uint)deep));
-        return power < deep ? Math.Min(power << 1, MaxChunk) : power;
+        var power = size;
+        while (power < deep)
+            power <<= 1;
+        return Math.Min(power, MaxChunk);
     }
 
 

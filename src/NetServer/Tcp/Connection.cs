@@ -56,8 +56,6 @@ internal sealed partial class Connection
 
     public Socket Socket => _socket;
 
-    public StreamConnection Owner => _owner;
-
     public bool IsOpen => Volatile.Read(ref _state) == StateOpen;
 
     public bool IsFinished => Volatile.Read(ref _state) == StateFinished;

@@ -1,4 +1,3 @@
-using System.Net.Sockets;
 using NetServer.Buffers;
 
 namespace NetServer.Tcp;
@@ -21,6 +20,4 @@ internal interface ISessionHost
     void SessionDisconnecting(StreamSession session);
 
     void SessionDisconnected(StreamSession session);
-
-    void ReportError(SocketError error);
 }

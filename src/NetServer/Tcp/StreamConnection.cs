@@ -179,9 +179,6 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         return true;
     }
 
-    /// <summary>Closes the current connection at once (queued bytes are dropped) without waiting for it to finish.</summary>
-    internal bool AbortConnection(DisconnectReason reason) => CurrentConnection?.Abort(reason) == true;
-
     // --- Engine attachment ---
 
     /// <summary>Starts a new connection on a connected socket; the caller raises the connect hooks.</summary>

@@ -439,8 +439,6 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         }
     }
 
-    void ISessionHost.ReportError(SocketError error) => ReportError(error);
-
     private void ReportError(SocketError error)
     {
         CallbackScope.Enter();

@@ -22,12 +22,6 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
     private Action<object?>? _continuation;
     private object? _continuationState;
 
-    public ValueTask<SocketResult> ReceiveAsync(Socket socket, byte[] array, int offset, int count)
-    {
-        SetBuffer(array, offset, count);
-        return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
-    }
-
     /// <summary>
     /// A zero-byte receive: completes when data is available (or the connection ends) without
     /// holding a receive buffer, so an idle connection pins no memory.
