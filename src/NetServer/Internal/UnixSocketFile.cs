@@ -97,9 +97,20 @@ internal static class UnixSocketFile
         // The path goes over as NUL-terminated UTF-8 bytes, so no string marshalling is involved.
         var bytes = new byte[Encoding.UTF8.GetByteCount(path) + 1];
         Encoding.UTF8.GetBytes(path, 0, path.Length, bytes, 0);
-        return LStat(bytes, buffer);
+        try
+        {
+            return LStat(bytes, buffer);
+        }
+        catch (EntryPointNotFoundException)
+        {
+            // glibc before 2.33 exports only the versioned __lxstat (version 1 on x64, 0 on arm64).
+            return LxStat(RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 1 : 0, bytes, buffer);
+        }
     }
 
     [DllImport("libc.so.6", EntryPoint = "lstat", SetLastError = true)]
     private static extern int LStat(byte[] path, byte[] buffer);
+
+    [DllImport("libc.so.6", EntryPoint = "__lxstat", SetLastError = true)]
+    private static extern int LxStat(int version, byte[] path, byte[] buffer);
 }

@@ -25,12 +25,16 @@ internal sealed partial class Connection
     private int _readSize;
     private int _minReadSize;
 
-    /// <summary>Starts the receive loop; does nothing if it already runs or the connection is closing.</summary>
+    /// <summary>
+    /// Starts the receive loop; does nothing if it already runs or the socket is closed. During a
+    /// graceful close it still starts: it reads (and discards) until the peer ends its side.
+    /// </summary>
     public void StartReceiving()
     {
+        _reads = true;
         if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             return;
-        if (!IsOpen || !TryAddReference())
+        if (!IsReadable || !TryAddReference())
         {
             Volatile.Write(ref _receiving, 0);
             return;
@@ -39,6 +43,9 @@ internal sealed partial class Connection
         ConfigureReadSize();
         _ = ReceiveLoopAsync();
     }
+
+    /// <summary>Open or gracefully closing: the receive loop keeps reading (delivering only while open).</summary>
+    private bool IsReadable => Volatile.Read(ref _state) < StateClosed;
 
     private void ConfigureReadSize()
     {
@@ -52,11 +59,12 @@ internal sealed partial class Connection
 
     private async Task ReceiveLoopAsync()
     {
-        // Read at once: a new connection often has data waiting.
+        // Read at once: a new connection often has data waiting. While a graceful close is under
+        // way the loop goes on reading, and discards, until the peer ends its side.
         var waitFirst = false;
         try
         {
-            while (IsOpen)
+            while (IsReadable)
             {
                 if (waitFirst)
                 {
@@ -67,7 +75,7 @@ internal sealed partial class Connection
                         break;
                     }
 
-                    if (!IsOpen)
+                    if (!IsReadable)
                         break;
                 }
 
@@ -89,12 +97,14 @@ internal sealed partial class Connection
                 if (received == 0)
                 {
                     // The peer finished sending: flush what we still owe it, then close.
-                    Close(DisconnectReason.PeerClosed);
+                    Interlocked.Exchange(ref _peerEnded, 1);
+                    if (!Close(DisconnectReason.PeerClosed))
+                        PeerEnded(); // already closing: this was the end the close waited for
                     break;
                 }
 
                 _owner.CountReceived(received);
-                if (!IsOpen || !RaiseReceived(free.Array!, free.Offset, received))
+                if (IsOpen && !RaiseReceived(free.Array!, free.Offset, received))
                     break;
 
                 waitFirst = AdaptReadSize(received, free.Count);

@@ -51,7 +51,8 @@ internal sealed partial class Connection
 
     private readonly object _sendLock = new();
     private readonly SendQueue _queue;
-    private Queue<SendWaiter>? _waiters;
+    private Queue<SendWaiter>? _waiters;      // parked senders, in arrival order
+    private Queue<SendWaiter>? _flushWaiters; // callers waiting for a watermark, in watermark order
     private bool _flushing;
     private bool _emptyRaised;
     private long _bytesPending;
@@ -139,16 +140,41 @@ internal sealed partial class Connection
         return SendDirect(data, shared) ? SendStatus.Accepted : SendStatus.Closed;
     }
 
-    /// <summary>Registers a waiter that completes once every byte queued so far has been handed to the kernel.</summary>
-    public SendWaiter? WaitForFlush(long watermark, bool synchronous)
+    /// <summary>
+    /// After the connect hooks: raises OnEmpty through the flusher, as NetCoreServer raises it after
+    /// a connect, unless a flusher is at work already (it raises OnEmpty when it drains). Going
+    /// through the flusher keeps OnEmpty and OnSent from ever running concurrently.
+    /// </summary>
+    public void FlushIfIdle()
     {
         lock (_sendLock)
         {
-            if (_sentTotal >= watermark || Volatile.Read(ref _state) >= StateClosed)
-                return null;
-            var waiter = SendWaiter.ForFlush(watermark, synchronous);
-            (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
-            return waiter;
+            if (_flushing || Volatile.Read(ref _state) != StateOpen || !TryAddReference())
+                return;
+            _flushing = true;
+            _emptyRaised = false;
+        }
+
+        FlushLoop();
+    }
+
+    /// <summary>
+    /// Whether every byte up to <paramref name="watermark"/> has been (or may still be) handed to the
+    /// kernel: true with no <paramref name="waiter"/> when they have, true with a waiter to wait on
+    /// when they still may be, false when the connection closed before they were.
+    /// </summary>
+    public bool TryWaitForFlush(long watermark, bool synchronous, out SendWaiter? waiter)
+    {
+        waiter = null;
+        lock (_sendLock)
+        {
+            if (_sentTotal >= watermark)
+                return true;
+            if (Volatile.Read(ref _state) >= StateClosed)
+                return false;
+            waiter = SendWaiter.ForFlush(watermark, synchronous);
+            (_flushWaiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+            return true;
         }
     }
 
@@ -165,7 +191,7 @@ internal sealed partial class Connection
     {
         foreach (var waiter in _waiters!)
         {
-            if (!waiter.IsFlush && !waiter.IsClaimed)
+            if (!waiter.IsClaimed)
                 return true;
         }
 
@@ -307,11 +333,20 @@ internal sealed partial class Connection
             if (sent > 0)
             {
                 _queue.ConsumeInflight(sent);
-                CompleteSent(sent);
+                CompleteSent(sent); // OnSent runs here and may close the connection
             }
 
-            if (sent < total && !SendInflightAsync())
-                return; // The async send's completion continues the loop.
+            if (sent < total)
+            {
+                if (Volatile.Read(ref _state) >= StateClosed)
+                {
+                    StopFlushing(SocketError.OperationAborted);
+                    return;
+                }
+
+                if (!SendInflightAsync())
+                    return; // The async send's completion continues the loop.
+            }
         }
     }
 
@@ -322,6 +357,7 @@ internal sealed partial class Connection
     private bool TakeMore()
     {
         bool raiseEmpty;
+        SocketAwaitableEventArgs? sender = null;
         lock (_sendLock)
         {
             if (_queue.HasPending)
@@ -334,6 +370,9 @@ internal sealed partial class Connection
             raiseEmpty = !_emptyRaised && Volatile.Read(ref _state) == StateOpen;
             if (!raiseEmpty)
             {
+                // Take the async sender before giving up the role: the next flusher must not find it.
+                sender = _asyncSender;
+                _asyncSender = null;
                 _flushing = false;
                 _emptyRaised = false;
                 _queue.ReleaseSpares(); // an idle connection holds no send memory
@@ -349,9 +388,10 @@ internal sealed partial class Connection
             return TakeMore();
         }
 
-        ReturnAsyncSender();
+        if (sender is not null)
+            SocketArgsPool.Return(sender);
         if (Volatile.Read(ref _state) == StateClosing)
-            CompleteGracefulClose();
+            QueueDrained();
         ReleaseReference();
         return false;
     }
@@ -417,7 +457,7 @@ internal sealed partial class Connection
             _queue.RecycleFinished();
             pending = _bytesPending - sent;
             Volatile.Write(ref _bytesPending, pending);
-            if (_waiters is { Count: > 0 })
+            if (_waiters is { Count: > 0 } || _flushWaiters is { Count: > 0 })
                 ReleaseWaitersLocked();
             pending = _bytesPending;
         }
@@ -427,26 +467,24 @@ internal sealed partial class Connection
         RaiseSent(sent, pending);
     }
 
-    /// <summary>Releases parked senders that now fit and flush waiters that are satisfied, in arrival order.</summary>
+    /// <summary>Releases flush waiters that are satisfied, and parked senders that now fit, in arrival order.</summary>
     private void ReleaseWaitersLocked()
     {
-        var waiters = _waiters!;
-        while (waiters.Count > 0)
+        var flushWaiters = _flushWaiters;
+        while (flushWaiters is { Count: > 0 } && flushWaiters.Peek().Watermark <= _sentTotal)
+        {
+            var waiter = flushWaiters.Dequeue();
+            if (waiter.TryClaim())
+                waiter.Finish(true);
+        }
+
+        var waiters = _waiters;
+        while (waiters is { Count: > 0 })
         {
             var waiter = waiters.Peek();
             if (waiter.IsClaimed)
             {
                 waiters.Dequeue(); // cancelled while parked
-                continue;
-            }
-
-            if (waiter.IsFlush)
-            {
-                if (_sentTotal < waiter.Watermark)
-                    return;
-                waiters.Dequeue();
-                if (waiter.TryClaim())
-                    waiter.Finish(true);
                 continue;
             }
 
@@ -472,20 +510,7 @@ internal sealed partial class Connection
     {
         lock (_sendLock)
         {
-            if (_waiters is { Count: > 0 })
-            {
-                var keep = new Queue<SendWaiter>();
-                foreach (var waiter in _waiters)
-                {
-                    if (waiter.IsFlush)
-                        keep.Enqueue(waiter);
-                    else if (waiter.TryClaim())
-                        waiter.Finish(false);
-                }
-
-                _waiters = keep;
-            }
-
+            Fail(_waiters);
             return !_flushing && !_queue.HasPending && !_queue.HasInflight;
         }
     }
@@ -494,27 +519,33 @@ internal sealed partial class Connection
     {
         lock (_sendLock)
         {
-            if (_waiters is null)
-                return;
-            while (_waiters.Count > 0)
-            {
-                var waiter = _waiters.Dequeue();
-                if (waiter.TryClaim())
-                    waiter.Finish(false);
-            }
+            Fail(_waiters);
+            Fail(_flushWaiters);
+        }
+    }
+
+    private static void Fail(Queue<SendWaiter>? waiters)
+    {
+        while (waiters is { Count: > 0 })
+        {
+            var waiter = waiters.Dequeue();
+            if (waiter.TryClaim())
+                waiter.Finish(false);
         }
     }
 
     /// <summary>Gives up the flusher role after a send error or a close; the queue is released when the connection finishes.</summary>
     private void StopFlushing(SocketError error)
     {
+        // Close while still the flusher, so no other sender starts flushing on the failed socket.
         Volatile.Write(ref _bytesSending, 0);
+        Fail(error);
         lock (_sendLock)
             _flushing = false;
-        Fail(error);
         ReleaseReference();
     }
 
+    /// <summary>Returns the async sender of a finished connection (no flusher is left to use it).</summary>
     private void ReturnAsyncSender()
     {
         var sender = _asyncSender;

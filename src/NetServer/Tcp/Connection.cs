@@ -36,14 +36,31 @@ internal sealed partial class Connection
     private readonly Socket _socket;
     private readonly BufferPool _pool;
     private int _state;
-    private int _references = 1;
+    private int _references;
+    private bool _detached;    // Finish has started: the connection touches its owner no more, hooks aside
+    private int _queueDrained; // a graceful close has sent everything queued
+    private int _peerEnded;    // the peer's end of stream (or an error) has been read
+    private volatile bool _reads; // a receive loop runs (or will): it can read the peer's end of stream
     private int _reason;
     private Exception? _exception;
     private Timer? _lingerTimer;
     private TaskCompletionSource<bool>? _finished;
 
-    public Connection(StreamConnection owner, Socket socket, BufferPool pool)
+    /// <param name="owner">The session or client.</param>
+    /// <param name="socket">The connected socket; the connection owns it from now on.</param>
+    /// <param name="pool">Where the connection's buffers come from.</param>
+    /// <param name="held">
+    /// Start with a hold (see <see cref="Release"/>): the creator raises the connect hooks before
+    /// anything else may finish the connection.
+    /// </param>
+    /// <param name="reads">
+    /// The creator will start the receive loop (sessions, asynchronously connected clients); a
+    /// graceful close then waits for it to read the peer's end of stream.
+    /// </param>
+    public Connection(StreamConnection owner, Socket socket, BufferPool pool, bool held, bool reads)
     {
+        _references = held ? 2 : 1;
+        _reads = reads;
         _owner = owner;
         _socket = socket;
         _pool = pool;
@@ -60,6 +77,12 @@ internal sealed partial class Connection
 
     public bool IsFinished => Volatile.Read(ref _state) == StateFinished;
 
+    /// <summary>
+    /// True once the connection has let go of everything (socket, loops, buffers) and only its
+    /// final hooks remain, so a client may start its next connection (even from OnDisconnected).
+    /// </summary>
+    public bool IsDetached => Volatile.Read(ref _detached);
+
     public bool IsSocketClosed => Volatile.Read(ref _state) >= StateClosed;
 
     public DisconnectReason Reason => (DisconnectReason)Volatile.Read(ref _reason);
@@ -70,7 +93,10 @@ internal sealed partial class Connection
 
     /// <summary>
     /// Graceful close: stop delivering received bytes and refuse new sends, send what is already
-    /// queued (for at most <see cref="StreamConnection.OptionDisconnectTimeout"/>), then close.
+    /// queued, end our side, and read (discarding) until the peer ends its side, then close. The
+    /// whole close takes at most <see cref="StreamConnection.OptionDisconnectTimeout"/>. Closing only
+    /// once the peer is done keeps the kernel from resetting the connection under bytes we sent
+    /// and it has not read yet, which would happen if we closed with its bytes unread.
     /// Returns false if the connection was already closing.
     /// </summary>
     public bool Close(DisconnectReason reason) => BeginClose(reason, graceful: true, exception: null);
@@ -96,8 +122,8 @@ internal sealed partial class Connection
         }
         while (Interlocked.CompareExchange(ref _state, graceful ? StateClosing : StateClosed, previous) != previous);
 
-        if (lingerExpired)
-            Volatile.Write(ref _reason, (int)reason);
+        if (lingerExpired && Volatile.Read(ref _queueDrained) == 0)
+            Volatile.Write(ref _reason, (int)reason); // queued bytes are being dropped: say so
         else
             Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None);
         if (exception is not null)
@@ -114,14 +140,14 @@ internal sealed partial class Connection
             {
                 CloseSocket();
             }
-            else if (FailRoomWaitersAndCheckDrained())
-            {
-                CompleteGracefulClose();
-            }
             else
             {
+                if (FailRoomWaitersAndCheckDrained())
+                    QueueDrained();
+
+                // Still waiting for the queue or for the peer: bound the wait.
                 var timeout = _owner.OptionDisconnectTimeout;
-                if (timeout != Timeout.InfiniteTimeSpan)
+                if (Volatile.Read(ref _state) == StateClosing && timeout != Timeout.InfiniteTimeSpan)
                     Interlocked.CompareExchange(ref _lingerTimer, new Timer(s_lingerExpired, this, timeout, Timeout.InfiniteTimeSpan), null);
             }
         }
@@ -133,7 +159,41 @@ internal sealed partial class Connection
         return true;
     }
 
-    /// <summary>Closing → Closed once the queue has drained (called by the flusher or by <see cref="BeginClose"/>).</summary>
+    /// <summary>
+    /// A graceful close has sent everything queued (called by the flusher giving up its role, or by
+    /// <see cref="BeginClose"/> when nothing was queued): end our side, then close once the peer has
+    /// ended its side too, at once if no receive loop is there to read it.
+    /// </summary>
+    private void QueueDrained()
+    {
+        if (Interlocked.Exchange(ref _queueDrained, 1) != 0 || Volatile.Read(ref _state) != StateClosing)
+            return;
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Send);
+        }
+        catch (SocketException)
+        {
+            // The peer already reset the connection: the close below finds nothing left to end.
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closed meanwhile by an abort, which also finished the close.
+        }
+
+        if (Volatile.Read(ref _peerEnded) != 0 || !_reads)
+            CompleteGracefulClose();
+    }
+
+    /// <summary>The receive loop read the peer's end of stream (or an error): close if our side is done too.</summary>
+    private void PeerEnded()
+    {
+        Interlocked.Exchange(ref _peerEnded, 1);
+        if (Volatile.Read(ref _queueDrained) != 0)
+            CompleteGracefulClose();
+    }
+
+    /// <summary>Closing → Closed (whoever gets here first).</summary>
     private void CompleteGracefulClose()
     {
         if (Interlocked.CompareExchange(ref _state, StateClosed, StateClosing) == StateClosing)
@@ -176,10 +236,7 @@ internal sealed partial class Connection
         }
     }
 
-    /// <summary>Keeps the connection from finishing until <see cref="Release"/> (used around connect hooks).</summary>
-    public void Hold() => AddReference();
-
-    /// <summary>Ends a <see cref="Hold"/>.</summary>
+    /// <summary>Ends the hold a connection is created with (see the constructor).</summary>
     public void Release() => ReleaseReference();
 
     private void AddReference()
@@ -208,6 +265,7 @@ internal sealed partial class Connection
         if (dropped != 0)
             AccountUnsent(-dropped);
 
+        Volatile.Write(ref _detached, true);
         _owner.OnConnectionFinished(this);
 
         lock (this)

@@ -19,7 +19,8 @@ namespace NetServer.Tcp;
 internal sealed class SendWaiter
 {
     private readonly TaskCompletionSource<bool>? _completion;
-    private CancellationTokenRegistration _registration;
+    private CancellationTokenRegistration _registration; // under lock (this)
+    private bool _finished;                              // under lock (this)
     private int _claimed;
     private bool _signaled;
     private bool _result;
@@ -58,8 +59,20 @@ internal sealed class SendWaiter
     /// <summary>Lets <paramref name="token"/> end the wait with a cancellation.</summary>
     public void RegisterCancellation(CancellationToken token)
     {
-        if (token.CanBeCanceled)
-            _registration = token.Register(static state => ((SendWaiter)state!).Cancel(), this);
+        if (!token.CanBeCanceled)
+            return;
+        var registration = token.Register(static state => ((SendWaiter)state!).Cancel(), this);
+        bool finished;
+        lock (this)
+        {
+            finished = _finished;
+            if (!finished)
+                _registration = registration;
+        }
+
+        // Released before the registration was stored: nobody else will dispose it.
+        if (finished)
+            registration.Dispose();
     }
 
     private void Cancel()
@@ -78,7 +91,15 @@ internal sealed class SendWaiter
         Shared?.Release();
         Shared = null;
         Data = default;
-        _registration.Dispose();
+        CancellationTokenRegistration registration;
+        lock (this)
+        {
+            _finished = true;
+            registration = _registration;
+            _registration = default;
+        }
+
+        registration.Dispose();
         if (_completion is not null)
         {
             if (canceled)

@@ -49,14 +49,22 @@ public abstract class StreamClient : StreamConnection
     /// <summary>
     /// Connects, blocking the caller. As in NetCoreServer, a synchronous connect does not start the
     /// asynchronous receive loop: use <c>Receive</c>, or call <see cref="StreamConnection.ReceiveAsync"/> to start it.
+    /// If the previous connection is still closing, waits for its OnDisconnected first (inside
+    /// another connection's hook it cannot wait, and returns false instead).
     /// </summary>
     /// <returns>True if connected; false if already connected or connecting, or if the connect failed.</returns>
     public virtual bool Connect()
     {
         if (IsConnected || Interlocked.CompareExchange(ref _connecting, 1, 0) != 0)
             return false;
+        if (CurrentConnection is { IsDetached: false } previous && !previous.WaitForFinish(BlockingWaitTimeout))
+        {
+            Volatile.Write(ref _connecting, 0);
+            return false;
+        }
 
         Socket? socket = null;
+        Connection connection;
         try
         {
             RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
@@ -67,6 +75,7 @@ public abstract class StreamClient : StreamConnection
             socket.Connect(ConnectEndpoint);
             Volatile.Write(ref _connectingSocket, null);
             ConfigureSocket(socket, connected: true);
+            connection = Attach(socket, BufferPool, reads: false);
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
@@ -79,7 +88,7 @@ public abstract class StreamClient : StreamConnection
             throw;
         }
 
-        return Established(socket, startReceiving: false);
+        return Established(connection, startReceiving: false);
     }
 
     /// <summary>Starts connecting and returns at once; OnConnected (or OnError and OnDisconnected) follows.</summary>
@@ -94,7 +103,8 @@ public abstract class StreamClient : StreamConnection
 
     /// <summary>
     /// Connects and starts receiving; completes after OnConnected. The connect hooks run as for
-    /// <see cref="ConnectAsync()"/>, including OnDisconnected when the attempt fails.
+    /// <see cref="ConnectAsync()"/>, including OnDisconnected when the attempt fails. If the previous
+    /// connection is still closing, its OnDisconnected runs first.
     /// </summary>
     /// <returns>True if connected; false if already connected or connecting.</returns>
     /// <exception cref="SocketException">The connect failed.</exception>
@@ -117,9 +127,14 @@ public abstract class StreamClient : StreamConnection
             await Task.Yield();
 
         Socket? socket = null;
+        Connection connection;
         var args = SocketArgsPool.Rent();
         try
         {
+            // One connection at a time: the previous one's OnDisconnected comes before this OnConnecting.
+            if (CurrentConnection is { IsDetached: false } previous)
+                await previous.WhenFinished().ConfigureAwait(false);
+
             RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
             ConnectEndpoint = await ResolveAsync(Endpoint).ConfigureAwait(false);
             socket = CreateSocket();
@@ -133,6 +148,7 @@ public abstract class StreamClient : StreamConnection
             if (!result.IsSuccess)
                 throw new SocketException((int)result.Error);
             ConfigureSocket(socket, connected: true);
+            connection = Attach(socket, BufferPool, reads: true);
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
@@ -143,7 +159,7 @@ public abstract class StreamClient : StreamConnection
                 throw new SocketException((int)error);
             return false;
         }
-        catch (Exception e) when (e is not OperationCanceledException)
+        catch (Exception e)
         {
             HandlerFailedWhileConnecting(socket, e);
             throw;
@@ -153,14 +169,12 @@ public abstract class StreamClient : StreamConnection
             SocketArgsPool.Return(args);
         }
 
-        return Established(socket, startReceiving: true);
+        return Established(connection, startReceiving: true);
     }
 
-    /// <summary>A connected socket becomes a connection: hooks, then (optionally) the receive loop.</summary>
-    private bool Established(Socket socket, bool startReceiving)
+    /// <summary>A new connection (created held): OnConnected, OnEmpty through the flusher, then (optionally) the receive loop.</summary>
+    private bool Established(Connection connection, bool startReceiving)
     {
-        var connection = Attach(socket, BufferPool);
-        connection.Hold();
         try
         {
             Volatile.Write(ref _connecting, 0);
@@ -168,8 +182,6 @@ public abstract class StreamClient : StreamConnection
             try
             {
                 OnConnected();
-                if (BytesPending == 0 && connection.IsOpen)
-                    OnEmpty();
             }
             catch (Exception e)
             {
@@ -180,6 +192,7 @@ public abstract class StreamClient : StreamConnection
                 CallbackScope.Exit();
             }
 
+            connection.FlushIfIdle();
             if (startReceiving)
                 connection.StartReceiving();
             return connection.IsOpen;

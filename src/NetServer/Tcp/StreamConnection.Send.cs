@@ -177,9 +177,19 @@ public abstract partial class StreamConnection
     {
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
         var connection = CurrentConnection;
-        if (connection is null || count == 0)
+        if (connection is null || count == 0 || !connection.IsOpen)
             return 0;
-        return connection.ReceiveBlocking(buffer, start, count, connection.Socket.ReceiveTimeout);
+        int timeout;
+        try
+        {
+            timeout = connection.Socket.ReceiveTimeout;
+        }
+        catch (ObjectDisposedException)
+        {
+            return 0; // closed meanwhile
+        }
+
+        return connection.ReceiveBlocking(buffer, start, count, timeout);
     }
 
     /// <summary>Blocking receive of at most <paramref name="size"/> bytes, decoded as UTF-8; see <see cref="Receive(byte[])"/>.</summary>
@@ -244,7 +254,8 @@ public abstract partial class StreamConnection
 
         if (CallbackScope.IsActive)
             return data.Length;
-        var flushed = connection.WaitForFlush(watermark, synchronous: true);
+        if (!connection.TryWaitForFlush(watermark, synchronous: true, out var flushed))
+            return 0; // closed before the kernel took these bytes
         return flushed is null || flushed.WaitSynchronously() ? data.Length : 0;
     }
 

@@ -157,10 +157,13 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     public virtual bool Disconnect()
     {
         var connection = CurrentConnection;
-        if (connection is null || !connection.Close(DisconnectReason.LocalDisconnect))
+        if (connection is null)
             return false;
+        var started = connection.Close(DisconnectReason.LocalDisconnect);
+
+        // Also when another call started the close: return after OnDisconnected, as documented.
         connection.WaitForFinish(BlockingWaitTimeout);
-        return true;
+        return started;
     }
 
     /// <summary>
@@ -181,12 +184,16 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
 
     // --- Engine attachment ---
 
-    /// <summary>Starts a new connection on a connected socket; the caller raises the connect hooks.</summary>
-    internal Connection Attach(Socket socket, BufferPool pool)
+    /// <summary>
+    /// Starts a new connection on a connected socket. It is created held: the caller raises the
+    /// connect hooks, then calls <see cref="Connection.Release"/>. <paramref name="reads"/> says
+    /// whether the caller will start the receive loop.
+    /// </summary>
+    internal Connection Attach(Socket socket, BufferPool pool, bool reads)
     {
         Volatile.Write(ref _bytesSent, 0);
         Volatile.Write(ref _bytesReceived, 0);
-        var connection = new Connection(this, socket, pool);
+        var connection = new Connection(this, socket, pool, held: true, reads);
         Socket = socket;
         Volatile.Write(ref _connection, connection);
         return connection;
@@ -335,16 +342,22 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         if (IsDisposed)
             return;
         IsDisposed = true;
-        if (disposingManagedResources && CurrentConnection is { } connection && connection.Abort(NetServer.DisconnectReason.Disposed))
+        if (disposingManagedResources && CurrentConnection is { } connection)
+        {
+            connection.Abort(NetServer.DisconnectReason.Disposed);
             connection.WaitForFinish(BlockingWaitTimeout);
+        }
     }
 
     /// <summary>Closes the connection at once and completes after OnDisconnected has run.</summary>
     public async ValueTask DisposeAsync()
     {
         var connection = CurrentConnection;
-        if (!IsDisposed && connection is not null && connection.Abort(NetServer.DisconnectReason.Disposed))
+        if (!IsDisposed && connection is not null)
+        {
+            connection.Abort(NetServer.DisconnectReason.Disposed);
             await connection.WhenFinished().ConfigureAwait(false);
+        }
         Dispose(true);
         GC.SuppressFinalize(this);
     }

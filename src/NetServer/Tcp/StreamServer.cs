@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
@@ -27,7 +28,12 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         server.StartSession(socket, generation);
     };
 
-    private readonly object _lifecycle = new();
+    private const int LifecycleStopped = 0;
+    private const int LifecycleStarting = 1;
+    private const int LifecycleStarted = 2;
+    private const int LifecycleStopping = 3;
+
+    private int _lifecycle;
     private readonly SessionRegistry<TSession> _registry = new();
     private Socket? _listener;
     private int _generation;
@@ -127,15 +133,16 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     protected abstract TSession CreateSession();
 
     /// <summary>Binds, listens and starts accepting.</summary>
-    /// <returns>True if started; false if already started.</returns>
+    /// <returns>True if started; false if already started (or being started or stopped).</returns>
     /// <exception cref="SocketException">The endpoint cannot be bound (for example, it is in use).</exception>
     public virtual bool Start()
     {
-        lock (_lifecycle)
-        {
-            if (_isStarted)
-                return false;
+        // The lifecycle moves by compare-and-swap, so no lock is held while the hooks run.
+        if (Interlocked.CompareExchange(ref _lifecycle, LifecycleStarting, LifecycleStopped) != LifecycleStopped)
+            return false;
 
+        try
+        {
             OnStarting();
             Endpoint = ResolveEndpoint(Endpoint);
             var listener = CreateSocket();
@@ -160,10 +167,16 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             Interlocked.Exchange(ref _bytesSent, 0);
             Interlocked.Exchange(ref _bytesReceived, 0);
             _listener = listener;
-            var generation = ++_generation;
+            var generation = Interlocked.Increment(ref _generation);
             _isStarted = true;
             _isAccepting = true;
+            Volatile.Write(ref _lifecycle, LifecycleStarted);
             _ = AcceptLoopAsync(listener, generation);
+        }
+        catch
+        {
+            Volatile.Write(ref _lifecycle, LifecycleStopped);
+            throw;
         }
 
         OnStarted();
@@ -178,19 +191,22 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     /// <returns>True if stopped; false if not started.</returns>
     public virtual bool Stop()
     {
-        var connections = BeginStop();
-        if (connections is null)
+        if (!BeginStop())
             return false;
 
+        // Sessions accepted while the stop began close themselves; the second pass waits for them.
         var deadline = DateTime.UtcNow + StreamConnection.BlockingWaitTimeout;
-        foreach (var connection in connections)
+        for (var pass = 0; pass < 2; pass++)
         {
-            var left = deadline - DateTime.UtcNow;
-            if (!connection.WaitForFinish(left > TimeSpan.Zero ? left : TimeSpan.Zero))
-                break;
+            foreach (var session in Sessions.Values)
+            {
+                var left = deadline - DateTime.UtcNow;
+                if (session.CurrentConnection is { } connection && !connection.WaitForFinish(left > TimeSpan.Zero ? left : TimeSpan.Zero))
+                    break;
+            }
         }
 
-        OnStopped();
+        EndStop();
         return true;
     }
 
@@ -198,44 +214,48 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     /// <returns>True if stopped; false if not started.</returns>
     public async Task<bool> StopAsync()
     {
-        var connections = BeginStop();
-        if (connections is null)
+        if (!BeginStop())
             return false;
-        var waits = new List<Task>(connections.Count);
-        foreach (var connection in connections)
-            waits.Add(connection.WhenFinished());
-        await Task.WhenAll(waits).ConfigureAwait(false);
-        OnStopped();
-        return true;
-    }
-
-    private List<Connection>? BeginStop()
-    {
-        lock (_lifecycle)
+        for (var pass = 0; pass < 2; pass++)
         {
-            if (!_isStarted)
-                return null;
-            _isAccepting = false;
-            OnStopping();
-
-            var listener = _listener!;
-            _listener = null;
-            listener.Dispose();
-            AfterListenerClosed(Endpoint);
-
-            var connections = new List<Connection>();
+            var waits = new List<Task>();
             foreach (var session in Sessions.Values)
             {
                 if (session.CurrentConnection is { } connection)
-                {
-                    connections.Add(connection);
-                    connection.Abort(DisconnectReason.ServerStopped);
-                }
+                    waits.Add(connection.WhenFinished());
             }
 
-            _isStarted = false;
-            return connections;
+            await Task.WhenAll(waits).ConfigureAwait(false);
         }
+
+        EndStop();
+        return true;
+    }
+
+    /// <summary>Stops accepting and aborts every session; false if the server was not started.</summary>
+    private bool BeginStop()
+    {
+        if (Interlocked.CompareExchange(ref _lifecycle, LifecycleStopping, LifecycleStarted) != LifecycleStarted)
+            return false;
+
+        _isAccepting = false;
+        OnStopping();
+
+        var listener = _listener!;
+        _listener = null;
+        listener.Dispose();
+        AfterListenerClosed(Endpoint);
+
+        foreach (var session in Sessions.Values)
+            session.CurrentConnection?.Abort(DisconnectReason.ServerStopped);
+        return true;
+    }
+
+    private void EndStop()
+    {
+        _isStarted = false;
+        Volatile.Write(ref _lifecycle, LifecycleStopped);
+        OnStopped();
     }
 
     /// <summary>Stops, then starts again.</summary>
@@ -317,35 +337,36 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         {
             ConfigureAcceptedSocket(socket);
         }
-        catch (SocketException)
+        catch (SocketException e)
         {
-            // The peer reset the connection before it could be set up: an ordinary disconnect.
+            // A peer that reset before set-up is an ordinary disconnect; an option the system
+            // refuses is not, and is reported.
             socket.Dispose();
+            if (!SocketErrors.IsDisconnect(e.SocketErrorCode))
+                ReportError(e.SocketErrorCode);
             return;
         }
 
         TSession session;
-        Connection connection;
         try
         {
             session = CreateSession();
-            if (session.Host != this)
-                throw new InvalidOperationException("CreateSession() must return a session created for this server.");
-            connection = session.Attach(socket, BufferPool);
+            if (session?.Host != this)
+                throw new InvalidOperationException("CreateSession() must return a new session created for this server.");
         }
-        catch
+        catch (Exception e)
         {
             socket.Dispose();
-            throw;
+            ReportException(e);
+            return;
         }
 
-        // Hold the connection through the connect hooks, so a disconnect inside them cannot
-        // raise OnDisconnected before they have all returned.
-        connection.Hold();
+        // The connection starts held: a disconnect inside the connect hooks cannot raise
+        // OnDisconnected before they have all returned.
+        var connection = session.Attach(socket, BufferPool, reads: true);
         try
         {
             Sessions[session.Id] = session;
-            _registry.Add(session);
             Interlocked.Increment(ref _connectedSessions);
 
             // A Stop that ran between the accept and the registration above did not see this session.
@@ -354,6 +375,11 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
 
             RunConnectHook(connection, static s => s.RaiseConnecting(), session);
             RunConnectHook(connection, static s => s.RaiseConnected(), session);
+
+            // Multicasts reach a session once it is connected, so none overtakes its OnConnected.
+            if (connection.IsOpen)
+                _registry.Add(session);
+            connection.FlushIfIdle();
             connection.StartReceiving();
         }
         finally
@@ -446,6 +472,28 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         {
             OnError(error);
         }
+        catch (Exception e)
+        {
+            ReportException(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    private void ReportException(Exception exception)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            OnError(exception);
+        }
+        catch (Exception e)
+        {
+            // The handler for failures failed as well: the trace is the last place left to report both.
+            Trace.TraceError("NetServer: {0} failed while handling {1}", e, exception);
+        }
         finally
         {
             CallbackScope.Exit();
@@ -498,6 +546,15 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     protected virtual void OnError(SocketError error)
     {
     }
+
+    /// <summary>
+    /// Called when application code that the server runs outside any session throws:
+    /// <c>CreateSession</c>, or <see cref="OnError(SocketError)"/>. The connection being set up is
+    /// closed and the server keeps accepting. The default writes the exception to
+    /// <see cref="Trace"/>. (A hook of a session that throws closes that session instead, with
+    /// <see cref="DisconnectReason.HandlerException"/>.)
+    /// </summary>
+    protected virtual void OnError(Exception exception) => Trace.TraceError("NetServer: {0}", exception);
 
     // --- Dispose ---
 

@@ -50,13 +50,11 @@ public abstract class StreamSession : StreamConnection
         Host.SessionConnecting(this);
     }
 
-    /// <summary>Raises OnConnected (session, then server) and OnEmpty, as NetCoreServer does after a connect.</summary>
+    /// <summary>Raises OnConnected (session, then server).</summary>
     internal void RaiseConnected()
     {
         OnConnected();
         Host.SessionConnected(this);
-        if (BytesPending == 0)
-            OnEmpty();
     }
 
     /// <summary>Raises OnDisconnected with the reason; the server then raises its own.</summary>

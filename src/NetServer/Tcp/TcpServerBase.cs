@@ -79,8 +79,9 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
 
     internal static int ValidateKeepAlive(int value, string name)
     {
-        if (value < -1)
-            ThrowHelper.ThrowArgumentOutOfRange(name, "Use -1 for the OS default or a value of 0 or more.");
+        // The system refuses 0 for every keep-alive timing and count.
+        if (value is < -1 or 0)
+            ThrowHelper.ThrowArgumentOutOfRange(name, "Use -1 for the OS default or a value of 1 or more.");
         return value;
     }
 

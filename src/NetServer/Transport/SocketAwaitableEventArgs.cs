@@ -29,7 +29,14 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
     public ValueTask<SocketResult> WaitForDataAsync(Socket socket)
     {
         SetBuffer(System.Array.Empty<byte>(), 0, 0);
-        return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
+        try
+        {
+            return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
+        }
+        catch (ObjectDisposedException)
+        {
+            return new ValueTask<SocketResult>(new SocketResult(0, SocketError.OperationAborted));
+        }
     }
 
     /// <summary>
@@ -43,7 +50,7 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
         if (BufferList is not null)
             BufferList = null;
         SetBuffer(array, offset, count);
-        return Continue(socket.SendAsync(this), continuation, state, out result);
+        return Continue(TrySendAsync(socket), continuation, state, out result);
     }
 
     /// <summary>As the other <see cref="StartSend(Socket, byte[], int, int, Action{object?}, object, out SocketResult)"/>, gathering several segments.</summary>
@@ -51,7 +58,24 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
     {
         SetBuffer(null, 0, 0);
         BufferList = segments;
-        return Continue(socket.SendAsync(this), continuation, state, out result);
+        return Continue(TrySendAsync(socket), continuation, state, out result);
+    }
+
+    /// <summary>
+    /// Starts the send; a socket closed by another thread meanwhile completes it at once with
+    /// <see cref="SocketError.OperationAborted"/> instead of throwing on an I/O thread.
+    /// </summary>
+    private bool TrySendAsync(Socket socket)
+    {
+        try
+        {
+            return socket.SendAsync(this);
+        }
+        catch (ObjectDisposedException)
+        {
+            SocketError = SocketError.OperationAborted;
+            return false;
+        }
     }
 
     /// <summary>The result of a pending operation started with <c>StartSend</c>, read once from its continuation.</summary>
@@ -98,7 +122,8 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
 
     protected override void OnCompleted(SocketAsyncEventArgs e)
     {
-        var continuation = _continuation;
+        // Acquire: the state stored before the continuation was published must be seen with it.
+        var continuation = Volatile.Read(ref _continuation);
         if (continuation is null)
             continuation = Interlocked.CompareExchange(ref _continuation, s_completedSentinel, null);
         if (continuation is null)

@@ -46,6 +46,53 @@ public class RobustnessTests
         Assert.Equal(text, Encoding.ASCII.GetString(reply));
     }
 
+    // --- Graceful disconnect while the peer is still sending ---
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Disconnect_while_the_peer_keeps_sending_still_delivers_every_queued_byte(TransportKind kind)
+    {
+        // The session queues 4 MiB and disconnects at once, while the peer is still sending to it.
+        // Closing with the peer's bytes unread would make the kernel reset the connection and throw
+        // away what the peer has not read yet; the graceful close must read (and discard) them until
+        // the peer ends its side, so every queued byte arrives.
+        await using var harness = new ServerHarness(kind);
+        var payload = Framing.Pattern(0, 4 * 1024 * 1024);
+        harness.Probe.ConfigureSession = probe => probe.Connected = session =>
+        {
+            Assert.True(session.SendAsync(payload));
+            Assert.True(session.Disconnect()); // inside a hook: starts the graceful close and returns
+        };
+        Assert.True(harness.Start());
+
+        using var peer = await harness.ConnectRawAsync();
+        using var stop = new CancellationTokenSource();
+        var chatter = Task.Run(async () =>
+        {
+            // Keep talking until the server's end of stream has been read.
+            var noise = new byte[16 * 1024];
+            try
+            {
+                while (!stop.IsCancellationRequested)
+                    await peer.SendAsync(noise, SocketFlags.None, stop.Token);
+            }
+            catch (Exception e) when (e is SocketException or OperationCanceledException or ObjectDisposedException)
+            {
+                // The server closed, or the reader is done.
+            }
+        });
+
+        var received = await Wait.ReadToEndAsync(peer, s_timeout);
+        await stop.CancelAsync();
+        peer.Shutdown(SocketShutdown.Both);
+        await chatter.WaitAsync(s_timeout);
+
+        Assert.Equal(payload.Length, received.Length);
+        Assert.Equal(payload, received);
+        var probe = harness.Probe.Sessions.Values.Single();
+        Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+    }
+
     // --- 1. Peer reset in the middle of a send ---
 
     [Theory]
