@@ -356,8 +356,16 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         }
         catch (Exception e)
         {
-            socket.Dispose();
-            ReportException(e);
+            // Reported before the close, so whoever sees the connection end can find the reason.
+            try
+            {
+                ReportException(e);
+            }
+            finally
+            {
+                socket.Dispose();
+            }
+
             return;
         }
 
