@@ -224,9 +224,12 @@ internal static class Program
         var deadline = TimeSpan.FromSeconds(options.Seconds);
         var lastTime = 0.0;
         var lastBytes = bytes0;
-        while (watch.Elapsed < deadline)
+        while (true)
         {
+            // Read the clock once: the time left can run out between two reads.
             var wait = deadline - watch.Elapsed;
+            if (wait <= TimeSpan.Zero)
+                break;
             await Task.Delay(wait < TimeSpan.FromSeconds(1) ? wait : TimeSpan.FromSeconds(1));
             if (options.Quiet)
                 continue;

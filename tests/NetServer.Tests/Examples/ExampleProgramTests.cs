@@ -1,13 +1,11 @@
 using System;
-using System.Collections.Concurrent;
-using System.Diagnostics;
 using System.Globalization;
+using System.Threading.Channels;
 using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using System.Threading;
-using System.Threading.Channels;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
 using Xunit;
@@ -30,8 +28,8 @@ public sealed class ExampleProgramTests
         using var folder = new TempFolder();
         var socketPath = folder.PathOf("chat.sock");
         await using var server = kind == TransportKind.Tcp
-            ? ExampleProcess.Start("TcpChatServer", "0", IPAddress.Loopback.ToString())
-            : ExampleProcess.Start("UdsChatServer", socketPath);
+            ? ProgramProcess.Start("TcpChatServer", "0", IPAddress.Loopback.ToString())
+            : ProgramProcess.Start("UdsChatServer", socketPath);
 
         var listening = await server.WaitForLineAsync("Listening on ");
         EndPoint endpoint = kind == TransportKind.Tcp
@@ -86,8 +84,8 @@ public sealed class ExampleProgramTests
         harness.Start();
 
         await using var client = kind == TransportKind.Tcp
-            ? ExampleProcess.Start("TcpChatClient", IPAddress.Loopback.ToString(), ((IPEndPoint)harness.Endpoint).Port.ToString(CultureInfo.InvariantCulture))
-            : ExampleProcess.Start("UdsChatClient", harness.SocketPath!);
+            ? ProgramProcess.Start("TcpChatClient", IPAddress.Loopback.ToString(), ((IPEndPoint)harness.Endpoint).Port.ToString(CultureInfo.InvariantCulture))
+            : ProgramProcess.Start("UdsChatClient", harness.SocketPath!);
 
         var first = await listener.NextSessionAsync();
         await client.WaitForLineAsync("Connected");
@@ -113,126 +111,6 @@ public sealed class ExampleProgramTests
     }
 
     /// <summary>One example program running as a child process, its stdout read line by line.</summary>
-    private sealed class ExampleProcess : IAsyncDisposable
-    {
-        private readonly Process _process;
-        private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
-        private readonly ConcurrentQueue<string> _transcript = new();
-
-        private ExampleProcess(Process process)
-        {
-            _process = process;
-            _process.OutputDataReceived += (_, e) => OnOutput(e.Data, "");
-            _process.ErrorDataReceived += (_, e) => OnOutput(e.Data, "stderr: ");
-            _process.BeginOutputReadLine();
-            _process.BeginErrorReadLine();
-        }
-
-        /// <summary>Runs <c>dotnet &lt;name&gt;.dll args</c>; the dll is built next to the tests by the project references.</summary>
-        public static ExampleProcess Start(string name, params string[] args)
-        {
-            var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
-            Assert.True(File.Exists(dll), $"The example is not built next to the tests: {dll}");
-            var info = new ProcessStartInfo(DotnetHost)
-            {
-                UseShellExecute = false,
-                RedirectStandardInput = true,
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                StandardInputEncoding = new UTF8Encoding(encoderShouldEmitUTF8Identifier: false),
-                StandardOutputEncoding = Encoding.UTF8,
-            };
-            info.ArgumentList.Add(dll);
-            foreach (var arg in args)
-                info.ArgumentList.Add(arg);
-            return new ExampleProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
-        }
-
-        /// <summary>The host running the tests, so the child uses the same runtime.</summary>
-        private static string DotnetHost =>
-            Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host) ? host
-            : Path.GetFileNameWithoutExtension(Environment.ProcessPath) == "dotnet" ? Environment.ProcessPath!
-            : "dotnet";
-
-        private string Transcript => string.Join(Environment.NewLine, _transcript);
-
-        /// <summary>Types a line at the program's console.</summary>
-        public async Task TypeAsync(string line)
-        {
-            await _process.StandardInput.WriteLineAsync(line).WaitAsync(s_timeout);
-            await _process.StandardInput.FlushAsync().WaitAsync(s_timeout);
-        }
-
-        /// <summary>Waits for the next output line that starts with <paramref name="prefix"/> (earlier lines are skipped) and returns it.</summary>
-        public async Task<string> WaitForLineAsync(string prefix)
-        {
-            using var timeout = new CancellationTokenSource(s_timeout);
-            try
-            {
-                while (await _lines.Reader.WaitToReadAsync(timeout.Token))
-                {
-                    while (_lines.Reader.TryRead(out var line))
-                    {
-                        if (line.StartsWith(prefix, StringComparison.Ordinal))
-                            return line;
-                    }
-                }
-            }
-            catch (OperationCanceledException)
-            {
-                Assert.Fail($"No line starting with \"{prefix}\" within {s_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
-            }
-
-            Assert.Fail($"The program ended without printing a line starting with \"{prefix}\". Output:{Environment.NewLine}{Transcript}");
-            return string.Empty;
-        }
-
-        /// <summary>Waits (bounded) for the program to end; returns its exit code.</summary>
-        public async Task<int> WaitForExitAsync()
-        {
-            try
-            {
-                await _process.WaitForExitAsync().WaitAsync(s_timeout);
-            }
-            catch (TimeoutException)
-            {
-                Assert.Fail($"The program did not exit within {s_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
-            }
-
-            return _process.ExitCode;
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            try
-            {
-                if (!_process.HasExited)
-                {
-                    _process.Kill(entireProcessTree: true);
-                    await _process.WaitForExitAsync().WaitAsync(s_timeout);
-                }
-            }
-            finally
-            {
-                _process.Dispose();
-            }
-        }
-
-        private void OnOutput(string? line, string tag)
-        {
-            if (line is null)
-            {
-                if (tag.Length == 0)
-                    _lines.Writer.TryComplete();
-                return;
-            }
-
-            _transcript.Enqueue(tag + line);
-            if (tag.Length == 0)
-                _lines.Writer.TryWrite(line);
-        }
-    }
-
     /// <summary>A raw stream socket speaking the chat's line protocol, as nc or telnet would.</summary>
     private sealed class LinePeer : IDisposable
     {

@@ -1,0 +1,137 @@
+using System;
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.IO;
+using System.Text;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace NetServer.Tests.Examples;
+
+/// <summary>A program built next to the tests (an example, the benchmark CLI) run as a child process and driven through its console.</summary>
+internal sealed class ProgramProcess : IAsyncDisposable
+{
+    private readonly Process _process;
+    private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
+    private readonly ConcurrentQueue<string> _transcript = new();
+    private readonly TimeSpan _timeout;
+
+    private ProgramProcess(Process process, TimeSpan timeout)
+    {
+        _process = process;
+        _timeout = timeout;
+        _process.OutputDataReceived += (_, e) => OnOutput(e.Data, "");
+        _process.ErrorDataReceived += (_, e) => OnOutput(e.Data, "stderr: ");
+        _process.BeginOutputReadLine();
+        _process.BeginErrorReadLine();
+    }
+
+    /// <summary>Runs <c>dotnet &lt;name&gt;.dll args</c>; the dll is built next to the tests by the project references.</summary>
+    public static ProgramProcess Start(string name, params string[] args) => Start(name, TimeSpan.FromSeconds(10), args);
+
+    /// <summary>As <see cref="Start(string, string[])"/>, with <paramref name="timeout"/> as the bound of every wait.</summary>
+    public static ProgramProcess Start(string name, TimeSpan timeout, params string[] args)
+    {
+        var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
+        Assert.True(File.Exists(dll), $"The program is not built next to the tests: {dll}");
+        var info = new ProcessStartInfo(DotnetHost)
+        {
+            UseShellExecute = false,
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            StandardInputEncoding = new UTF8Encoding(encoderShouldEmitUTF8Identifier: false),
+            StandardOutputEncoding = Encoding.UTF8,
+        };
+        info.ArgumentList.Add(dll);
+        foreach (var arg in args)
+            info.ArgumentList.Add(arg);
+        return new ProgramProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"), timeout);
+    }
+
+    /// <summary>The host running the tests, so the child uses the same runtime.</summary>
+    private static string DotnetHost =>
+        Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host) ? host
+        : Path.GetFileNameWithoutExtension(Environment.ProcessPath) == "dotnet" ? Environment.ProcessPath!
+        : "dotnet";
+
+    public string Transcript => string.Join(Environment.NewLine, _transcript);
+
+    /// <summary>Types a line at the program's console.</summary>
+    public async Task TypeAsync(string line)
+    {
+        await _process.StandardInput.WriteLineAsync(line).WaitAsync(_timeout);
+        await _process.StandardInput.FlushAsync().WaitAsync(_timeout);
+    }
+
+    /// <summary>Waits for the next output line that starts with <paramref name="prefix"/> (earlier lines are skipped) and returns it.</summary>
+    public async Task<string> WaitForLineAsync(string prefix)
+    {
+        using var timeout = new CancellationTokenSource(_timeout);
+        try
+        {
+            while (await _lines.Reader.WaitToReadAsync(timeout.Token))
+            {
+                while (_lines.Reader.TryRead(out var line))
+                {
+                    if (line.StartsWith(prefix, StringComparison.Ordinal))
+                        return line;
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            Assert.Fail($"No line starting with \"{prefix}\" within {_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+        }
+
+        Assert.Fail($"The program ended without printing a line starting with \"{prefix}\". Output:{Environment.NewLine}{Transcript}");
+        return string.Empty;
+    }
+
+    /// <summary>Waits (bounded) for the program to end; returns its exit code.</summary>
+    public async Task<int> WaitForExitAsync()
+    {
+        try
+        {
+            await _process.WaitForExitAsync().WaitAsync(_timeout);
+        }
+        catch (TimeoutException)
+        {
+            Assert.Fail($"The program did not exit within {_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+        }
+
+        return _process.ExitCode;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill(entireProcessTree: true);
+                await _process.WaitForExitAsync().WaitAsync(_timeout);
+            }
+        }
+        finally
+        {
+            _process.Dispose();
+        }
+    }
+
+    private void OnOutput(string? line, string tag)
+    {
+        if (line is null)
+        {
+            if (tag.Length == 0)
+                _lines.Writer.TryComplete();
+            return;
+        }
+
+        _transcript.Enqueue(tag + line);
+        if (tag.Length == 0)
+            _lines.Writer.TryWrite(line);
+    }
+}
