@@ -7,6 +7,7 @@ using System.Net.Sockets;
 using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
 using Xunit;
 
 namespace NetServer.Tests.Examples;

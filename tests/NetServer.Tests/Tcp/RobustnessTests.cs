@@ -1,8 +1,7 @@
 using System;
-using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.IO;
+using System.Globalization;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
@@ -293,149 +292,33 @@ public class RobustnessTests
         harness.Tcp!.OptionAcceptorBacklog = 4096;
         Assert.True(harness.Start());
 
-        using var child = LoadClientProcess.Start(harness.Tcp.Port, Count, EchoEvery);
-        try
-        {
-            await child.WaitForLineAsync("CONNECTED", TimeSpan.FromSeconds(60));
-            await Wait.UntilAsync(() => harness.ConnectedSessions == Count, $"{Count} sessions", TimeSpan.FromSeconds(60));
-            Assert.Equal($"ECHOED {Count / EchoEvery}", await child.WaitForLineAsync("ECHOED", TimeSpan.FromSeconds(30)));
-            Assert.Equal(Count / EchoEvery, harness.Probe.Sessions.Values.Count(static p => p.ReceivedBytes > 0));
+        // The second-process load client (tests/NetServer.Tests.LoadClient), driven by its stdout lines;
+        // it exits on its own after --lifetime seconds, so it never outlives the test.
+        await using var child = ProgramProcess.Start(
+            "NetServer.Tests.LoadClient",
+            TimeSpan.FromSeconds(60),
+            IPAddress.Loopback.ToString(),
+            harness.Tcp.Port.ToString(CultureInfo.InvariantCulture),
+            Count.ToString(CultureInfo.InvariantCulture),
+            "--echo",
+            EchoEvery.ToString(CultureInfo.InvariantCulture),
+            "--lifetime",
+            "110");
 
-            Assert.True(await Task.Run(harness.Stop).WaitAsync(TimeSpan.FromSeconds(60)));
-            Assert.Equal(0, harness.ConnectedSessions);
-            Assert.Equal(Count, harness.Probe.Sessions.Count);
-            Assert.Equal(Count, harness.Probe.Events.Count(static e => e == "disconnected"));
-            Assert.All(harness.Probe.Sessions.Values, static p => Assert.Equal(1, p.DisconnectedCount));
-            Assert.DoesNotContain(harness.Probe.Events, static e => e.StartsWith("error:", StringComparison.Ordinal));
+        await child.WaitForLineAsync("CONNECTED");
+        await Wait.UntilAsync(() => harness.ConnectedSessions == Count, $"{Count} sessions", TimeSpan.FromSeconds(60));
+        Assert.Equal($"ECHOED {Count / EchoEvery}", await child.WaitForLineAsync("ECHOED"));
+        Assert.Equal(Count / EchoEvery, harness.Probe.Sessions.Values.Count(static p => p.ReceivedBytes > 0));
 
-            // The client process sees every socket closed by the server and exits on its own.
-            Assert.Equal($"CLOSED {Count}", await child.WaitForLineAsync("CLOSED", TimeSpan.FromSeconds(30)));
-            Assert.Equal(0, await child.WaitForExitAsync(TimeSpan.FromSeconds(30)));
-        }
-        finally
-        {
-            child.Kill();
-        }
-    }
+        Assert.True(await Task.Run(harness.Stop).WaitAsync(TimeSpan.FromSeconds(60)));
+        Assert.Equal(0, harness.ConnectedSessions);
+        Assert.Equal(Count, harness.Probe.Sessions.Count);
+        Assert.Equal(Count, harness.Probe.Events.Count(static e => e == "disconnected"));
+        Assert.All(harness.Probe.Sessions.Values, static p => Assert.Equal(1, p.DisconnectedCount));
+        Assert.DoesNotContain(harness.Probe.Events, static e => e.StartsWith("error:", StringComparison.Ordinal));
 
-    /// <summary>The second-process load client (tests/NetServer.Tests.LoadClient), driven by its stdout lines.</summary>
-    private sealed class LoadClientProcess : IDisposable
-    {
-        private readonly Process _process;
-        private readonly ConcurrentQueue<string> _lines = new();
-        private readonly StringBuilder _stderr = new();
-        private readonly Task _reader;
-        private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        private LoadClientProcess(Process process)
-        {
-            _process = process;
-            _process.ErrorDataReceived += (_, e) =>
-            {
-                if (e.Data is not null)
-                {
-                    lock (_stderr)
-                        _stderr.AppendLine(e.Data);
-                }
-            };
-            _process.BeginErrorReadLine();
-            _reader = ReadLinesAsync();
-        }
-
-        public static LoadClientProcess Start(int port, int count, int echoEvery)
-        {
-            var dll = Path.Combine(AppContext.BaseDirectory, "NetServer.Tests.LoadClient.dll");
-            Assert.True(File.Exists(dll), $"The load client is not built next to the tests: {dll}");
-            var info = new ProcessStartInfo(FindDotnet())
-            {
-                RedirectStandardInput = true,
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-            };
-            foreach (var argument in new[] { dll, IPAddress.Loopback.ToString(), port.ToString(System.Globalization.CultureInfo.InvariantCulture), count.ToString(System.Globalization.CultureInfo.InvariantCulture), "--echo", echoEvery.ToString(System.Globalization.CultureInfo.InvariantCulture), "--lifetime", "110" })
-                info.ArgumentList.Add(argument);
-            return new LoadClientProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
-        }
-
-        /// <summary>The dotnet host running this test, so the child uses the same runtime.</summary>
-        private static string FindDotnet()
-        {
-            var host = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
-            if (!string.IsNullOrEmpty(host) && File.Exists(host))
-                return host;
-            var current = Environment.ProcessPath;
-            if (current is not null && Path.GetFileNameWithoutExtension(current) == "dotnet")
-                return current;
-            return "dotnet";
-        }
-
-        private async Task ReadLinesAsync()
-        {
-            try
-            {
-                while (await _process.StandardOutput.ReadLineAsync() is { } line)
-                    _lines.Enqueue(line);
-            }
-            finally
-            {
-                _exited.TrySetResult();
-            }
-        }
-
-        /// <summary>Waits for a stdout line starting with <paramref name="prefix"/>; fails on an ERROR line, an early exit or the timeout.</summary>
-        public async Task<string> WaitForLineAsync(string prefix, TimeSpan timeout)
-        {
-            var limit = DateTime.UtcNow + timeout;
-            while (true)
-            {
-                foreach (var line in _lines)
-                {
-                    if (line.StartsWith(prefix, StringComparison.Ordinal))
-                        return line;
-                    if (line.StartsWith("ERROR", StringComparison.Ordinal))
-                        Assert.Fail($"The load client failed: {line}{Environment.NewLine}{Output()}");
-                }
-
-                if (_exited.Task.IsCompleted && _lines.All(l => !l.StartsWith(prefix, StringComparison.Ordinal)))
-                    Assert.Fail($"The load client exited before printing '{prefix}'.{Environment.NewLine}{Output()}");
-                if (DateTime.UtcNow > limit)
-                    Assert.Fail($"Timed out waiting for the load client to print '{prefix}'.{Environment.NewLine}{Output()}");
-                await Task.Delay(20);
-            }
-        }
-
-        public async Task<int> WaitForExitAsync(TimeSpan timeout)
-        {
-            using var cts = new CancellationTokenSource(timeout);
-            await _process.WaitForExitAsync(cts.Token);
-            await _reader.WaitAsync(timeout);
-            return _process.ExitCode;
-        }
-
-        private string Output()
-        {
-            lock (_stderr)
-                return "stdout: " + string.Join(" | ", _lines) + Environment.NewLine + "stderr: " + _stderr;
-        }
-
-        public void Kill()
-        {
-            try
-            {
-                if (!_process.HasExited)
-                    _process.Kill(entireProcessTree: true);
-            }
-            catch (InvalidOperationException)
-            {
-                // It exited between the check and the kill.
-            }
-        }
-
-        public void Dispose()
-        {
-            Kill();
-            _process.Dispose();
-        }
+        // The client process sees every socket closed by the server and exits on its own.
+        Assert.Equal($"CLOSED {Count}", await child.WaitForLineAsync("CLOSED"));
+        Assert.Equal(0, await child.WaitForExitAsync());
     }
 }

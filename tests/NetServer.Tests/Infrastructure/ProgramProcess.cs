@@ -8,7 +8,7 @@ using System.Threading.Channels;
 using System.Threading.Tasks;
 using Xunit;
 
-namespace NetServer.Tests.Examples;
+namespace NetServer.Tests.Infrastructure;
 
 /// <summary>A program built next to the tests (an example, the benchmark CLI) run as a child process and driven through its console.</summary>
 internal sealed class ProgramProcess : IAsyncDisposable
