@@ -42,10 +42,15 @@ internal static class SocketErrors
         error is SocketError.TooManyOpenSockets or SocketError.NoBufferSpaceAvailable;
 
     /// <summary>Maps an exception thrown by a socket call to its error code.</summary>
+    /// <remarks>
+    /// Streams (TLS) wrap socket failures in an <see cref="System.IO.IOException"/> whose inner
+    /// exception is the <see cref="SocketException"/>; a cancelled stream operation is our own close.
+    /// </remarks>
     public static SocketError FromException(Exception exception) => exception switch
     {
         SocketException se => se.SocketErrorCode,
-        ObjectDisposedException => SocketError.OperationAborted,
+        ObjectDisposedException or OperationCanceledException => SocketError.OperationAborted,
+        System.IO.IOException { InnerException: SocketException inner } => inner.SocketErrorCode,
         _ => SocketError.SocketError,
     };
 }

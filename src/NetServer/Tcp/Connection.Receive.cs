@@ -32,7 +32,7 @@ internal sealed partial class Connection
     public void StartReceiving()
     {
         _reads = true;
-        if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
+        if (!MayReceive() || Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             return;
         if (!IsReadable || !TryAddReference())
         {
@@ -41,7 +41,7 @@ internal sealed partial class Connection
         }
 
         ConfigureReadSize();
-        _ = ReceiveLoopAsync();
+        _ = _stream is { } stream ? StreamReceiveLoopAsync(stream) : ReceiveLoopAsync();
     }
 
     /// <summary>Open or gracefully closing: the receive loop keeps reading (delivering only while open).</summary>
@@ -94,22 +94,10 @@ internal sealed partial class Connection
                     break;
                 }
 
-                if (received == 0)
-                {
-                    // The peer finished sending: flush what we still owe it, then close.
-                    Interlocked.Exchange(ref _peerEnded, 1);
-                    if (!Close(DisconnectReason.PeerClosed))
-                        PeerEnded(); // already closing: this was the end the close waited for
+                var next = Delivered(received, free);
+                if (next == ReadNext.Stop)
                     break;
-                }
-
-                _owner.CountReceived(received);
-                if (IsOpen && !RaiseReceived(free.Array!, free.Offset, received))
-                    break;
-
-                waitFirst = AdaptReadSize(received, free.Count);
-                if (waitFirst)
-                    _receiveBuffer.Release();
+                waitFirst = next == ReadNext.Wait;
             }
         }
         finally
@@ -117,6 +105,45 @@ internal sealed partial class Connection
             Volatile.Write(ref _receiving, 0);
             ReleaseReference();
         }
+    }
+
+    /// <summary>What a receive loop does after a read.</summary>
+    private enum ReadNext
+    {
+        /// <summary>The connection is ending: leave the loop.</summary>
+        Stop,
+
+        /// <summary>The read filled the buffer: read again at once.</summary>
+        Read,
+
+        /// <summary>The transport is probably drained: wait for data (holding no buffer) before reading.</summary>
+        Wait,
+    }
+
+    /// <summary>
+    /// Handles the result of a read of <paramref name="received"/> bytes into <paramref name="free"/>,
+    /// whatever the transport: the peer's end of stream, statistics, OnReceived, the read size.
+    /// </summary>
+    private ReadNext Delivered(int received, ArraySegment<byte> free)
+    {
+        if (received == 0)
+        {
+            // The peer finished sending: flush what we still owe it, then close.
+            _receiveBuffer.Release();
+            Interlocked.Exchange(ref _peerEnded, 1);
+            if (!Close(DisconnectReason.PeerClosed))
+                PeerEnded(); // already closing: this was the end the close waited for
+            return ReadNext.Stop;
+        }
+
+        _owner.CountReceived(received);
+        if (IsOpen && !RaiseReceived(free.Array!, free.Offset, received))
+            return ReadNext.Stop;
+
+        if (!AdaptReadSize(received, free.Count))
+            return ReadNext.Read;
+        _receiveBuffer.Release();
+        return ReadNext.Wait;
     }
 
     /// <summary>
@@ -154,6 +181,8 @@ internal sealed partial class Connection
 
         try
         {
+            if (_layer is not null)
+                return IsOpen && _stream is { } stream ? ReceiveFromStream(stream, buffer, offset, count, timeoutMilliseconds) : 0;
             while (IsOpen)
             {
                 var received = SocketIO.TryReceive(_socket, buffer, offset, count, out var error);

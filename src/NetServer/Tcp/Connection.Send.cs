@@ -259,6 +259,17 @@ internal sealed partial class Connection
     /// </summary>
     private bool SendDirect(ReadOnlySpan<byte> data, SharedBuffer? shared)
     {
+        if (_layer is not null)
+        {
+            // A stream write may outlive the caller's span: the bytes go in flight as a copy (or by reference when shared).
+            if (shared is not null)
+                _queue.AddInflightShared(shared, 0);
+            else
+                _queue.AddInflightCopy(data);
+            FlushLoop();
+            return true;
+        }
+
         var sent = SocketIO.TrySend(_socket, data, out var error);
         if (error is not (SocketError.Success or SocketError.WouldBlock))
         {
@@ -289,6 +300,12 @@ internal sealed partial class Connection
     /// </summary>
     private void FlushLoop()
     {
+        if (_stream is { } stream)
+        {
+            StreamFlushLoop(stream);
+            return;
+        }
+
         while (true)
         {
             if (Volatile.Read(ref _state) >= StateClosed)

@@ -4,6 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
+using NetServer.Transport;
 
 namespace NetServer.Tcp;
 
@@ -57,7 +58,8 @@ internal sealed partial class Connection
     /// The creator will start the receive loop (sessions, asynchronously connected clients); a
     /// graceful close then waits for it to read the peer's end of stream.
     /// </param>
-    public Connection(StreamConnection owner, Socket socket, BufferPool pool, bool held, bool reads)
+    /// <param name="layer">A layer (TLS) to run over the socket after a handshake, or null for plain bytes.</param>
+    public Connection(StreamConnection owner, Socket socket, BufferPool pool, bool held, bool reads, SecureLayer? layer = null)
     {
         _references = held ? 2 : 1;
         _reads = reads;
@@ -66,9 +68,22 @@ internal sealed partial class Connection
         _pool = pool;
         _queue = new SendQueue(pool);
         _receiveBuffer = new PooledBuffer(pool, int.MaxValue);
+        _layer = layer;
 
-        // Every engine call on this socket is non-blocking; waits happen in async operations.
-        socket.Blocking = false;
+        if (layer is null)
+        {
+            // Every engine call on this socket is non-blocking; waits happen in async operations.
+            socket.Blocking = false;
+        }
+        else
+        {
+            // The handshake holds the flusher role (and a reference) until the stream is up:
+            // sends made before then only queue. The socket stays blocking because the stream
+            // over it (NetworkStream) refuses a non-blocking socket; its async calls never block.
+            _flushing = true;
+            _references++;
+            _handshake = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
     }
 
     public Socket Socket => _socket;
@@ -168,6 +183,18 @@ internal sealed partial class Connection
     {
         if (Interlocked.Exchange(ref _queueDrained, 1) != 0 || Volatile.Read(ref _state) != StateClosing)
             return;
+        if (_stream is not null)
+        {
+            _ = ShutdownLayerAsync(); // ends the layer's side first (TLS close_notify), then continues below
+            return;
+        }
+
+        EndOurSide();
+    }
+
+    /// <summary>Shuts down the socket's send side; closes at once if the peer's side has ended too (or nobody reads it).</summary>
+    private void EndOurSide()
+    {
         try
         {
             _socket.Shutdown(SocketShutdown.Send);
@@ -258,6 +285,8 @@ internal sealed partial class Connection
         _receiveBuffer.Dispose();
         _receiver?.Dispose();
         _receiver = null;
+        _stream?.Dispose();
+        ReturnBlockingBuffer();
         ReturnAsyncSender();
         long dropped;
         lock (_sendLock)
@@ -274,6 +303,7 @@ internal sealed partial class Connection
             Monitor.PulseAll(this);
         }
 
+        _handshake?.TrySetResult(false);
         _finished?.TrySetResult(true);
     }
 

@@ -44,4 +44,11 @@ public enum DisconnectReason
     /// the exception is in <see cref="StreamConnection.DisconnectException"/>.
     /// </summary>
     HandlerException,
+
+    /// <summary>
+    /// The TLS handshake failed or timed out (an untrusted or expired certificate, a name mismatch,
+    /// a missing client certificate, a peer that does not speak TLS or does not speak at all). It
+    /// was reported through <c>OnHandshakeFailed</c>; the exception is in <see cref="StreamConnection.DisconnectException"/>.
+    /// </summary>
+    HandshakeFailed,
 }

@@ -19,5 +19,8 @@ internal interface ISessionHost
 
     void SessionDisconnecting(StreamSession session);
 
+    /// <summary>The session is connected (and, over TLS, handshaked): it may now take multicasts.</summary>
+    void SessionReady(StreamSession session);
+
     void SessionDisconnected(StreamSession session);
 }

@@ -88,7 +88,8 @@ public abstract class StreamClient : StreamConnection
             throw;
         }
 
-        return Established(connection, startReceiving: false);
+        // A secure connection is up once its handshake is over (from inside a hook this cannot wait).
+        return Established(connection, startReceiving: false) && connection.WaitForHandshake(BlockingWaitTimeout) && connection.IsOpen;
     }
 
     /// <summary>Starts connecting and returns at once; OnConnected (or OnError and OnDisconnected) follows.</summary>
@@ -169,10 +170,19 @@ public abstract class StreamClient : StreamConnection
             SocketArgsPool.Return(args);
         }
 
-        return Established(connection, startReceiving: true);
+        if (!Established(connection, startReceiving: true))
+            return false;
+        if (await connection.WhenHandshakeDone().ConfigureAwait(false))
+            return true;
+        if (throwOnFailure && connection.Reason == NetServer.DisconnectReason.HandshakeFailed && connection.Exception is { } failure)
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(failure).Throw();
+        return false;
     }
 
-    /// <summary>A new connection (created held): OnConnected, OnEmpty through the flusher, then (optionally) the receive loop.</summary>
+    /// <summary>
+    /// A new connection (created held): OnConnected, then <see cref="Connection.Open"/> (a secure
+    /// connection's handshake, OnEmpty through the flusher, optionally the receive loop).
+    /// </summary>
     private bool Established(Connection connection, bool startReceiving)
     {
         try
@@ -192,9 +202,7 @@ public abstract class StreamClient : StreamConnection
                 CallbackScope.Exit();
             }
 
-            connection.FlushIfIdle();
-            if (startReceiving)
-                connection.StartReceiving();
+            connection.Open(startReceiving);
             return connection.IsOpen;
         }
         finally

@@ -5,6 +5,7 @@ using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Tcp;
+using NetServer.Transport;
 
 namespace NetServer;
 
@@ -66,7 +67,12 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <summary>Why the last connection ended (<see cref="NetServer.DisconnectReason.None"/> while it lasts).</summary>
     public DisconnectReason DisconnectReason => _connection?.Reason ?? _lastReason;
 
-    /// <summary>When <see cref="DisconnectReason"/> is <see cref="NetServer.DisconnectReason.HandlerException"/>: the exception a hook threw.</summary>
+    /// <summary>
+    /// The exception behind the end of the last connection: the one a hook threw
+    /// (<see cref="NetServer.DisconnectReason.HandlerException"/>), the handshake failure
+    /// (<see cref="NetServer.DisconnectReason.HandshakeFailed"/>), or the stream error of a TLS
+    /// connection (<see cref="NetServer.DisconnectReason.SocketError"/>); null otherwise.
+    /// </summary>
     public Exception? DisconnectException => _connection?.Exception ?? _lastException;
 
     /// <summary>
@@ -193,11 +199,14 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
         Volatile.Write(ref _bytesSent, 0);
         Volatile.Write(ref _bytesReceived, 0);
-        var connection = new Connection(this, socket, pool, held: true, reads);
+        var connection = new Connection(this, socket, pool, held: true, reads, CreateSecureLayer());
         Socket = socket;
         Volatile.Write(ref _connection, connection);
         return connection;
     }
+
+    /// <summary>The layer a new connection runs over its socket (TLS sessions and clients), or null for plain bytes.</summary>
+    private protected virtual SecureLayer? CreateSecureLayer() => null;
 
     /// <summary>A client's connect attempt failed: there is no connection, and the reason says why.</summary>
     internal void RecordConnectFailure(DisconnectReason reason, Exception? exception)
@@ -262,6 +271,23 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     internal void InvokeEmpty() => OnEmpty();
 
     internal void InvokeError(SocketError error) => OnError(error);
+
+    /// <summary>The connection is ready for multicasts (sessions register with their server).</summary>
+    internal virtual void InvokeReady()
+    {
+    }
+
+    internal virtual void InvokeHandshaking()
+    {
+    }
+
+    internal virtual void InvokeHandshaked()
+    {
+    }
+
+    internal virtual void InvokeHandshakeFailed(Exception exception)
+    {
+    }
 
     // --- Hooks ---
 

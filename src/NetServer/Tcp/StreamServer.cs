@@ -384,11 +384,9 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             RunConnectHook(connection, static s => s.RaiseConnecting(), session);
             RunConnectHook(connection, static s => s.RaiseConnected(), session);
 
-            // Multicasts reach a session once it is connected, so none overtakes its OnConnected.
-            if (connection.IsOpen)
-                _registry.Add(session);
-            connection.FlushIfIdle();
-            connection.StartReceiving();
+            // Multicasts reach a session once it is ready (connected, and handshaked over TLS),
+            // so none overtakes its OnConnected or fills the queue of a handshake that never ends.
+            connection.Open(startReceiving: true);
         }
         finally
         {
@@ -453,6 +451,8 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     void ISessionHost.SessionConnected(StreamSession session) => OnConnected((TSession)session);
 
     void ISessionHost.SessionDisconnecting(StreamSession session) => OnDisconnecting((TSession)session);
+
+    void ISessionHost.SessionReady(StreamSession session) => _registry.Add((TSession)session);
 
     void ISessionHost.SessionDisconnected(StreamSession session)
     {

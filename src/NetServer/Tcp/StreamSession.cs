@@ -43,6 +43,8 @@ public abstract class StreamSession : StreamConnection
 
     private protected override void NotifyDisconnected(Connection connection) => Host.SessionDisconnected(this);
 
+    internal override void InvokeReady() => Host.SessionReady(this);
+
     /// <summary>Raises the session's connect hooks (session first, then server); the server calls this.</summary>
     internal void RaiseConnecting()
     {

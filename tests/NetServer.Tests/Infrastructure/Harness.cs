@@ -14,6 +14,41 @@ public enum TransportKind
 {
     Tcp,
     Uds,
+    Ssl,
+}
+
+/// <summary>What the harness needs of a server under test, whatever its session type.</summary>
+public interface IProbeServer : IDisposable, IAsyncDisposable
+{
+    ServerProbe Probe { get; }
+
+    EndPoint Endpoint { get; }
+
+    bool IsStarted { get; }
+
+    long ConnectedSessions { get; }
+
+    long BytesPending { get; }
+
+    long BytesSent { get; }
+
+    long BytesReceived { get; }
+
+    bool Start();
+
+    bool Stop();
+
+    bool Restart();
+
+    Task<bool> StopAsync();
+
+    bool DisconnectAll();
+
+    bool Multicast(byte[] buffer);
+
+    ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default);
+
+    StreamSession? FindSession(Guid id);
 }
 
 /// <summary>
@@ -66,6 +101,42 @@ public sealed class Probe
     }
 
     internal void OnDisconnecting() => Events.Enqueue("disconnecting");
+
+    /// <summary>Completes when a TLS handshake succeeded (OnHandshaked ran).</summary>
+    public TaskCompletionSource HandshakedSignal { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Completes with the exception when a TLS handshake failed (OnHandshakeFailed ran).</summary>
+    public TaskCompletionSource<Exception> HandshakeFailedSignal { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Called when OnHandshaked runs, after the event is recorded.</summary>
+    public Action<StreamConnection>? Handshaked { get; set; }
+
+    /// <summary>
+    /// Record the TLS hooks in <see cref="Events"/> too. Off by default, so the transport-neutral
+    /// ordering tests see the same sequence over every transport; the TLS tests turn it on.
+    /// </summary>
+    public bool RecordHandshakes { get; set; }
+
+    internal void OnHandshaking()
+    {
+        if (RecordHandshakes)
+            Events.Enqueue("handshaking");
+    }
+
+    internal void OnHandshaked(StreamConnection c)
+    {
+        if (RecordHandshakes)
+            Events.Enqueue("handshaked");
+        Handshaked?.Invoke(c);
+        HandshakedSignal.TrySetResult();
+    }
+
+    internal void OnHandshakeFailed(StreamConnection c, Exception exception)
+    {
+        if (RecordHandshakes)
+            Events.Enqueue("handshake-failed");
+        HandshakeFailedSignal.TrySetResult(exception);
+    }
 
     internal void OnDisconnected(StreamConnection c, DisconnectReason reason)
     {
@@ -234,8 +305,10 @@ public sealed class ServerProbe
     }
 }
 
-public sealed class ProbeTcpServer(IPEndPoint endpoint, ServerProbe probe) : TcpServer(endpoint)
+public sealed class ProbeTcpServer(IPEndPoint endpoint, ServerProbe probe) : TcpServer(endpoint), IProbeServer
 {
+    StreamSession? IProbeServer.FindSession(Guid id) => FindSession(id);
+
     public ServerProbe Probe { get; } = probe;
 
     protected override TcpSession CreateSession()
@@ -265,8 +338,10 @@ public sealed class ProbeTcpServer(IPEndPoint endpoint, ServerProbe probe) : Tcp
     protected override void OnError(SocketError error) => Probe.Events.Enqueue("error:" + error);
 }
 
-public sealed class ProbeUdsServer(string path, ServerProbe probe) : UdsServer(path)
+public sealed class ProbeUdsServer(string path, ServerProbe probe) : UdsServer(path), IProbeServer
 {
+    StreamSession? IProbeServer.FindSession(Guid id) => FindSession(id);
+
     public ServerProbe Probe { get; } = probe;
 
     protected override UdsSession CreateSession()
@@ -303,23 +378,26 @@ public sealed class ProbeUdsServer(string path, ServerProbe probe) : UdsServer(p
 /// </summary>
 public sealed class ServerHarness : IAsyncDisposable
 {
-    private readonly ProbeTcpServer? _tcp;
-    private readonly ProbeUdsServer? _uds;
+    private readonly IProbeServer _server;
     private readonly string? _directory;
 
     public ServerHarness(TransportKind kind)
     {
         Kind = kind;
-        if (kind == TransportKind.Tcp)
+        switch (kind)
         {
-            _tcp = new ProbeTcpServer(new IPEndPoint(IPAddress.Loopback, 0), Probe) { BufferPool = Pool };
-        }
-        else
-        {
-            _directory = Path.Combine(Path.GetTempPath(), "netserver-" + Guid.NewGuid().ToString("N")[..12]);
-            Directory.CreateDirectory(_directory);
-            SocketPath = Path.Combine(_directory, "s.sock");
-            _uds = new ProbeUdsServer(SocketPath, Probe) { BufferPool = Pool };
+            case TransportKind.Tcp:
+                _server = new ProbeTcpServer(new IPEndPoint(IPAddress.Loopback, 0), Probe) { BufferPool = Pool };
+                break;
+            case TransportKind.Uds:
+                _directory = Path.Combine(Path.GetTempPath(), "netserver-" + Guid.NewGuid().ToString("N")[..12]);
+                Directory.CreateDirectory(_directory);
+                SocketPath = Path.Combine(_directory, "s.sock");
+                _server = new ProbeUdsServer(SocketPath, Probe) { BufferPool = Pool };
+                break;
+            default:
+                _server = SecureTransport.CreateServer(new IPEndPoint(IPAddress.Loopback, 0), Probe, Pool);
+                break;
         }
     }
 
@@ -332,43 +410,48 @@ public sealed class ServerHarness : IAsyncDisposable
     /// <summary>The Unix socket path (UDS only).</summary>
     public string? SocketPath { get; }
 
+    /// <summary>The server as its TCP type (TCP only).</summary>
+    public TcpServer? Tcp => _server as TcpServer;
+
+    public UdsServer? Uds => _server as UdsServer;
+
     /// <summary>The server as its common API (Start, Stop, Multicast, statistics, sessions).</summary>
-    public TcpServer? Tcp => _tcp;
+    public IProbeServer Server => _server;
 
-    public UdsServer? Uds => _uds;
+    public EndPoint Endpoint => _server.Endpoint;
 
-    public EndPoint Endpoint => _tcp is not null ? _tcp.Endpoint : _uds!.Endpoint;
+    public bool IsStarted => _server.IsStarted;
 
-    public bool IsStarted => _tcp?.IsStarted ?? _uds!.IsStarted;
+    public long ConnectedSessions => _server.ConnectedSessions;
 
-    public long ConnectedSessions => _tcp?.ConnectedSessions ?? _uds!.ConnectedSessions;
+    public long BytesPending => _server.BytesPending;
 
-    public long BytesPending => _tcp?.BytesPending ?? _uds!.BytesPending;
+    public long BytesSent => _server.BytesSent;
 
-    public long BytesSent => _tcp?.BytesSent ?? _uds!.BytesSent;
+    public long BytesReceived => _server.BytesReceived;
 
-    public long BytesReceived => _tcp?.BytesReceived ?? _uds!.BytesReceived;
+    public bool Start() => _server.Start();
 
-    public bool Start() => _tcp?.Start() ?? _uds!.Start();
+    public bool Stop() => _server.Stop();
 
-    public bool Stop() => _tcp?.Stop() ?? _uds!.Stop();
+    public Task<bool> StopAsync() => _server.StopAsync();
 
-    public Task<bool> StopAsync() => _tcp?.StopAsync() ?? _uds!.StopAsync();
+    public bool DisconnectAll() => _server.DisconnectAll();
 
-    public bool DisconnectAll() => _tcp?.DisconnectAll() ?? _uds!.DisconnectAll();
+    public bool Multicast(byte[] data) => _server.Multicast(data);
 
-    public bool Multicast(byte[] data) => _tcp?.Multicast(data) ?? _uds!.Multicast(data);
-
-    public ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> data, CancellationToken token = default) =>
-        _tcp?.MulticastAsync(data, token) ?? _uds!.MulticastAsync(data, token);
+    public ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> data, CancellationToken token = default) => _server.MulticastAsync(data, token);
 
     /// <summary>The server-side session objects currently connected.</summary>
-    public StreamSession? FindSession(Guid id) => _tcp is not null ? _tcp.FindSession(id) : _uds!.FindSession(id);
+    public StreamSession? FindSession(Guid id) => _server.FindSession(id);
 
     /// <summary>A connected raw socket (not NetServer's client) for driving the server byte by byte.</summary>
     public async Task<Socket> ConnectRawAsync()
     {
-        var socket = Kind == TransportKind.Tcp
+        if (Kind == TransportKind.Ssl)
+            return await SecureTransport.ConnectRelayAsync((IPEndPoint)Endpoint);
+
+        var socket = Kind != TransportKind.Uds
             ? new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
             : new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         await socket.ConnectAsync(Endpoint).WaitAsync(TimeSpan.FromSeconds(10));
@@ -378,9 +461,12 @@ public sealed class ServerHarness : IAsyncDisposable
     /// <summary>A NetServer client for this server (not yet connected), forwarding hooks to <paramref name="probe"/>.</summary>
     public StreamClient CreateClient(Probe probe)
     {
-        StreamClient client = Kind == TransportKind.Tcp
-            ? new ProbeTcpClient((IPEndPoint)Endpoint, probe)
-            : new ProbeUdsClient(SocketPath!, probe);
+        StreamClient client = Kind switch
+        {
+            TransportKind.Tcp => new ProbeTcpClient((IPEndPoint)Endpoint, probe),
+            TransportKind.Uds => new ProbeUdsClient(SocketPath!, probe),
+            _ => SecureTransport.CreateClient((IPEndPoint)Endpoint, probe),
+        };
         client.BufferPool = Pool;
         return client;
     }
@@ -389,8 +475,7 @@ public sealed class ServerHarness : IAsyncDisposable
     {
         if (IsStarted)
             await StopAsync().WaitAsync(TimeSpan.FromSeconds(15));
-        _tcp?.Dispose();
-        _uds?.Dispose();
+        _server.Dispose();
         await Pool.AssertAllReturnedAsync();
         if (_directory is not null)
         {
@@ -409,7 +494,13 @@ public sealed class ServerHarness : IAsyncDisposable
 /// <summary>Theory data: every stream transport.</summary>
 public static class Transports
 {
-    public static TheoryData<TransportKind> All => new() { TransportKind.Tcp, TransportKind.Uds };
+    /// <summary>TCP, Unix sockets and (where the build has it) TLS.</summary>
+    public static TheoryData<TransportKind> All => SecureTransport.Enabled
+        ? new() { TransportKind.Tcp, TransportKind.Uds, TransportKind.Ssl }
+        : new() { TransportKind.Tcp, TransportKind.Uds };
+
+    /// <summary>The plain socket transports, for tests that drive the server with raw socket bytes.</summary>
+    public static TheoryData<TransportKind> Plain => new() { TransportKind.Tcp, TransportKind.Uds };
 }
 
 /// <summary>Bounded waits, so a broken build fails in seconds instead of hanging.</summary>

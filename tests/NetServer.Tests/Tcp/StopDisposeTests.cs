@@ -145,8 +145,7 @@ public class StopDisposeTests
             peer.Send(data);
             Assert.Equal(data, await Wait.ReadExactlyAsync(peer, data.Length));
 
-            var server = (object?)harness.Tcp ?? harness.Uds!;
-            var restarted = await HarnessExtensions.RunBlocking(() => server is TcpServer tcp ? tcp.Restart() : ((UdsServer)server).Restart()).WaitAsync(s_bound);
+            var restarted = await HarnessExtensions.RunBlocking(harness.Server.Restart).WaitAsync(s_bound);
             Assert.True(restarted);
             Assert.Equal(DisconnectReason.ServerStopped, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
             Assert.True(harness.IsStarted);
@@ -197,17 +196,17 @@ public class StopDisposeTests
             Assert.False(blockedSend.IsCompleted, "The blocking Send returned although the peer reads nothing.");
             Assert.False(parkedSend.IsCompleted, "The awaitable send completed although the queue had no room.");
 
-            var server = (object?)harness.Tcp ?? harness.Uds!;
+            var server = harness.Server;
             var stopping = how switch
             {
                 Shutdown.Stop => HarnessExtensions.RunBlocking(harness.Stop),
                 Shutdown.StopAsync => harness.StopAsync(),
                 Shutdown.Dispose => HarnessExtensions.RunBlocking(() =>
                 {
-                    ((IDisposable)server).Dispose();
+                    server.Dispose();
                     return true;
                 }),
-                _ => DisposeAsync((IAsyncDisposable)server),
+                _ => DisposeAsync(server),
             };
             Assert.True(await stopping.WaitAsync(s_bound));
 

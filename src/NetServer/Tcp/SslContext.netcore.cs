@@ -1,0 +1,279 @@
+using System;
+using System.Collections.Generic;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+using NetServer.Internal;
+
+namespace NetServer;
+
+/// <summary>
+/// TLS settings shared by an <see cref="SslServer"/> and its sessions, or by <see cref="SslClient"/>s:
+/// protocols, certificates (one, or one per host name for SNI), how the peer's certificate is
+/// validated, client-certificate mode, ALPN protocols and the handshake timeout.
+/// </summary>
+/// <remarks>
+/// <para>Secure by default: a peer certificate must chain to a trusted root (the system's, or one
+/// of <see cref="TrustedCertificateAuthorities"/>), be within its validity period, be meant for its
+/// use (server or client authentication) and, on a client, match the host name
+/// (<see cref="SslClient.TargetHost"/>). Accepting any certificate takes an explicit
+/// <see cref="DangerousAcceptAnyCertificate"/> or a <see cref="CertificateValidationCallback"/> of
+/// your own, which then decides alone.</para>
+/// <para>Change a context before the servers and clients that use it start; a handshake reads it
+/// while it runs.</para>
+/// </remarks>
+public class SslContext
+{
+    private static readonly Oid s_serverAuthentication = new("1.3.6.1.5.5.7.3.1");
+    private static readonly Oid s_clientAuthentication = new("1.3.6.1.5.5.7.3.2");
+
+    private readonly Dictionary<string, X509Certificate> _hostCertificates = new(StringComparer.OrdinalIgnoreCase);
+    private TimeSpan _handshakeTimeout = TimeSpan.FromSeconds(10);
+    private RemoteCertificateValidationCallback? _validateServer;
+    private RemoteCertificateValidationCallback? _validateClient;
+    private ServerCertificateSelectionCallback? _selectCertificate;
+
+    /// <summary>A context with the system's protocol choice (TLS 1.2 and 1.3) and no certificate (a client that presents none).</summary>
+    public SslContext()
+        : this(SslProtocols.None)
+    {
+    }
+
+    /// <summary>A context with the given protocols (<see cref="SslProtocols.None"/> lets the system choose: TLS 1.2 and 1.3).</summary>
+    public SslContext(SslProtocols protocols) => Protocols = protocols;
+
+    /// <summary>A context whose peer certificates are validated by <paramref name="certificateValidationCallback"/> alone.</summary>
+    public SslContext(SslProtocols protocols, RemoteCertificateValidationCallback certificateValidationCallback)
+        : this(protocols) => CertificateValidationCallback = certificateValidationCallback;
+
+    /// <summary>A context with a certificate (a server's, or a client's for mutual authentication).</summary>
+    public SslContext(SslProtocols protocols, X509Certificate certificate)
+        : this(protocols) => Certificate = certificate;
+
+    /// <summary>A context with a certificate and a validation callback of your own.</summary>
+    public SslContext(SslProtocols protocols, X509Certificate certificate, RemoteCertificateValidationCallback certificateValidationCallback)
+        : this(protocols, certificate) => CertificateValidationCallback = certificateValidationCallback;
+
+    /// <summary>A context with certificates (a client picks among them; a server uses the first).</summary>
+    public SslContext(SslProtocols protocols, X509Certificate2Collection certificates)
+        : this(protocols) => Certificates = certificates;
+
+    /// <summary>A context with certificates and a validation callback of your own.</summary>
+    public SslContext(SslProtocols protocols, X509Certificate2Collection certificates, RemoteCertificateValidationCallback certificateValidationCallback)
+        : this(protocols, certificates) => CertificateValidationCallback = certificateValidationCallback;
+
+    /// <summary>Allowed protocols; <see cref="SslProtocols.None"/> (the default) lets the system choose (TLS 1.2 and 1.3).</summary>
+    public SslProtocols Protocols { get; set; }
+
+    /// <summary>The certificate this side presents: a server's default certificate, or a client's certificate.</summary>
+    public X509Certificate? Certificate { get; set; }
+
+    /// <summary>Certificates this side may present (a client offers them; a server uses the first when <see cref="Certificate"/> is not set).</summary>
+    public X509Certificate2Collection? Certificates { get; set; }
+
+    /// <summary>
+    /// Decides alone whether a peer certificate is accepted (instead of the default validation).
+    /// Use it for pinning or custom policies; returning true for everything accepts any certificate.
+    /// </summary>
+    public RemoteCertificateValidationCallback? CertificateValidationCallback { get; set; }
+
+    /// <summary>Whether a server requires a client certificate (<see cref="ClientCertificateMode"/> <see cref="SslClientCertificateMode.Required"/>).</summary>
+    public bool ClientCertificateRequired
+    {
+        get => ClientCertificateMode == SslClientCertificateMode.Required;
+        set => ClientCertificateMode = value ? SslClientCertificateMode.Required : SslClientCertificateMode.None;
+    }
+
+    /// <summary>Whether a server asks clients for a certificate, and whether it insists (default: it does not ask).</summary>
+    public SslClientCertificateMode ClientCertificateMode { get; set; }
+
+    /// <summary>
+    /// Roots trusted besides the system's: a peer certificate that chains to one of these is
+    /// accepted (if it is valid in every other way). Put your private or test CA here rather than
+    /// accepting any certificate.
+    /// </summary>
+    public X509Certificate2Collection TrustedCertificateAuthorities { get; } = new();
+
+    /// <summary>
+    /// Accept any peer certificate: untrusted, expired, for another host. This turns off the
+    /// protection TLS gives against an attacker in the middle; use it only for throwaway tests.
+    /// </summary>
+    public bool DangerousAcceptAnyCertificate { get; set; }
+
+    /// <summary>Check certificate revocation (online) during validation (default false).</summary>
+    public bool CheckCertificateRevocation { get; set; }
+
+    /// <summary>How long a handshake may take before the connection is closed (default 10 s; <see cref="Timeout.InfiniteTimeSpan"/> = no limit).</summary>
+    public TimeSpan HandshakeTimeout
+    {
+        get => _handshakeTimeout;
+        set
+        {
+            if (value <= TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(HandshakeTimeout), "The timeout must be positive or infinite.");
+            _handshakeTimeout = value;
+        }
+    }
+
+    /// <summary>ALPN protocols in order of preference (a server picks the first the client also offers); empty = no ALPN.</summary>
+    public IList<SslApplicationProtocol> ApplicationProtocols { get; } = new List<SslApplicationProtocol>();
+
+    /// <summary>
+    /// A server's certificate chosen by the host name the client asked for (SNI), consulted before
+    /// the host map (<see cref="AddServerCertificate"/>) and <see cref="Certificate"/>. Return null to fall back to those.
+    /// </summary>
+    public ServerCertificateSelectionCallback? ServerCertificateSelectionCallback { get; set; }
+
+    /// <summary>
+    /// Serves <paramref name="certificate"/> to clients that ask for <paramref name="hostName"/>
+    /// (SNI). A name like <c>*.example.com</c> covers one label below example.com. Clients that send
+    /// no name, or a name not in the map, get <see cref="Certificate"/>.
+    /// </summary>
+    public void AddServerCertificate(string hostName, X509Certificate certificate)
+    {
+        if (string.IsNullOrEmpty(hostName))
+            ThrowHelper.ThrowArgumentNull(nameof(hostName));
+        if (certificate is null)
+            ThrowHelper.ThrowArgumentNull(nameof(certificate));
+        lock (_hostCertificates)
+            _hostCertificates[hostName] = certificate;
+    }
+
+    /// <summary>Whether a server has a certificate to present (its own, a host map or a selection callback).</summary>
+    internal bool HasServerCertificate
+    {
+        get
+        {
+            lock (_hostCertificates)
+                return Certificate is not null || Certificates is { Count: > 0 } || _hostCertificates.Count > 0 || ServerCertificateSelectionCallback is not null;
+        }
+    }
+
+    internal SslServerAuthenticationOptions CreateServerOptions()
+    {
+        var options = new SslServerAuthenticationOptions
+        {
+            EnabledSslProtocols = Protocols,
+            ClientCertificateRequired = ClientCertificateMode != SslClientCertificateMode.None,
+            CertificateRevocationCheckMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck,
+            RemoteCertificateValidationCallback = _validateClient ??= (sender, certificate, chain, errors) => Validate(sender, certificate, chain, errors, remoteIsServer: false),
+        };
+
+        if (IsSingleCertificate(out var single))
+            options.ServerCertificate = single;
+        else
+            options.ServerCertificateSelectionCallback = _selectCertificate ??= SelectServerCertificate;
+        if (ApplicationProtocols.Count > 0)
+            options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
+        return options;
+    }
+
+    internal SslClientAuthenticationOptions CreateClientOptions(string targetHost)
+    {
+        var options = new SslClientAuthenticationOptions
+        {
+            TargetHost = targetHost,
+            EnabledSslProtocols = Protocols,
+            CertificateRevocationCheckMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck,
+            RemoteCertificateValidationCallback = _validateServer ??= (sender, certificate, chain, errors) => Validate(sender, certificate, chain, errors, remoteIsServer: true),
+        };
+
+        if (Certificates is { Count: > 0 })
+            options.ClientCertificates = Certificates;
+        else if (Certificate is not null)
+            options.ClientCertificates = new X509CertificateCollection { Certificate };
+        if (ApplicationProtocols.Count > 0)
+            options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
+        return options;
+    }
+
+    /// <summary>One certificate for every client (no SNI choice): handed to the handshake directly.</summary>
+    private bool IsSingleCertificate(out X509Certificate? certificate)
+    {
+        certificate = Certificate ?? (Certificates is { Count: > 0 } ? Certificates[0] : null);
+        lock (_hostCertificates)
+            return certificate is not null && _hostCertificates.Count == 0 && ServerCertificateSelectionCallback is null;
+    }
+
+    private X509Certificate SelectServerCertificate(object sender, string? hostName)
+    {
+        if (ServerCertificateSelectionCallback?.Invoke(sender, hostName) is { } chosen)
+            return chosen;
+        if (!string.IsNullOrEmpty(hostName))
+        {
+            lock (_hostCertificates)
+            {
+                if (_hostCertificates.TryGetValue(hostName!, out var exact))
+                    return exact;
+                var dot = hostName!.IndexOf('.');
+#pragma warning disable CA1845 // netstandard2.1 has no span overload of string.Concat; this runs once per handshake.
+                if (dot > 0 && _hostCertificates.TryGetValue("*" + hostName.Substring(dot), out var wildcard))
+                    return wildcard;
+#pragma warning restore CA1845
+            }
+        }
+
+        return Certificate ?? (Certificates is { Count: > 0 } ? Certificates[0] : null)
+            ?? throw new AuthenticationException($"No server certificate for host name '{hostName}': set SslContext.Certificate or add one for this name.");
+    }
+
+    /// <summary>The default validation (see the class remarks), unless a callback of the user's decides.</summary>
+    private bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors, bool remoteIsServer)
+    {
+        if (CertificateValidationCallback is { } callback)
+            return callback(sender, certificate, chain, errors);
+        if (DangerousAcceptAnyCertificate)
+            return true;
+        if (certificate is null)
+            return !remoteIsServer && ClientCertificateMode != SslClientCertificateMode.Required; // an optional client certificate may be missing
+        if ((errors & SslPolicyErrors.RemoteCertificateNameMismatch) != 0)
+            return false;
+        if ((errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0)
+            return true;
+        return ChainsToTrustedAuthority(certificate, remoteIsServer);
+    }
+
+    /// <summary>Builds the peer's chain with <see cref="TrustedCertificateAuthorities"/> as extra roots; true if it ends in one of them and has no other fault.</summary>
+    private bool ChainsToTrustedAuthority(X509Certificate certificate, bool remoteIsServer)
+    {
+        if (TrustedCertificateAuthorities.Count == 0)
+            return false;
+        using var chain = new X509Chain();
+        chain.ChainPolicy.RevocationMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck;
+        chain.ChainPolicy.VerificationFlags = X509VerificationFlags.AllowUnknownCertificateAuthority;
+        chain.ChainPolicy.ExtraStore.AddRange(TrustedCertificateAuthorities);
+        chain.ChainPolicy.ApplicationPolicy.Add(remoteIsServer ? s_serverAuthentication : s_clientAuthentication);
+        var leaf = certificate as X509Certificate2 ?? new X509Certificate2(certificate);
+        try
+        {
+            chain.Build(leaf);
+            foreach (var status in chain.ChainStatus)
+            {
+                if (status.Status is not (X509ChainStatusFlags.NoError or X509ChainStatusFlags.UntrustedRoot))
+                    return false;
+            }
+
+            var root = chain.ChainElements[chain.ChainElements.Count - 1].Certificate;
+            foreach (var trusted in TrustedCertificateAuthorities)
+            {
+                if (trusted.RawData.AsSpan().SequenceEqual(root.RawData))
+                    return true;
+            }
+
+            return false;
+        }
+        finally
+        {
+            foreach (var element in chain.ChainElements)
+            {
+                if (!ReferenceEquals(element.Certificate, leaf))
+                    element.Certificate.Dispose();
+            }
+
+            if (!ReferenceEquals(leaf, certificate))
+                leaf.Dispose();
+        }
+    }
+}

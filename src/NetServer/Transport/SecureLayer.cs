@@ -1,0 +1,30 @@
+using System;
+using System.IO;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace NetServer.Transport;
+
+/// <summary>
+/// A layer that a connection runs over its socket after a handshake (TLS). Plain TCP and Unix
+/// sockets have none: the engine then reads and writes the socket directly. With a layer, the
+/// engine holds its send queue until <see cref="AuthenticateAsync"/> has produced the stream, then
+/// reads and writes application bytes through that stream; everything else (lifecycle, queue,
+/// limits, statistics, hooks) stays the same engine.
+/// </summary>
+internal abstract class SecureLayer
+{
+    /// <summary>How long the handshake may take before the connection is closed.</summary>
+    public abstract TimeSpan HandshakeTimeout { get; }
+
+    /// <summary>
+    /// Runs the handshake over <paramref name="socket"/> and returns the stream that carries the
+    /// application bytes. Throws when the handshake fails; <paramref name="cancellationToken"/>
+    /// fires when the handshake timeout passes.
+    /// </summary>
+    public abstract Task<Stream> AuthenticateAsync(Socket socket, CancellationToken cancellationToken);
+
+    /// <summary>Ends the layer's side of the stream (TLS: sends close_notify) before the socket's send side is shut down.</summary>
+    public abstract Task ShutdownAsync(Stream stream);
+}

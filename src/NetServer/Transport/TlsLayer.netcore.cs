@@ -1,0 +1,45 @@
+using System;
+using System.IO;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace NetServer.Transport;
+
+/// <summary>TLS over a connection: an <see cref="SslStream"/> over the socket, set up from an <see cref="SslContext"/>.</summary>
+internal sealed class TlsLayer : SecureLayer
+{
+    private readonly SslContext _context;
+    private readonly string? _targetHost;
+
+    /// <param name="context">The TLS settings.</param>
+    /// <param name="targetHost">The server's name for a client (validated against its certificate, sent as SNI); null for a server.</param>
+    public TlsLayer(SslContext context, string? targetHost)
+    {
+        _context = context;
+        _targetHost = targetHost;
+    }
+
+    public override TimeSpan HandshakeTimeout => _context.HandshakeTimeout;
+
+    public override async Task<Stream> AuthenticateAsync(Socket socket, CancellationToken cancellationToken)
+    {
+        var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
+        try
+        {
+            if (_targetHost is null)
+                await stream.AuthenticateAsServerAsync(_context.CreateServerOptions(), cancellationToken).ConfigureAwait(false);
+            else
+                await stream.AuthenticateAsClientAsync(_context.CreateClientOptions(_targetHost), cancellationToken).ConfigureAwait(false);
+            return stream;
+        }
+        catch
+        {
+            await stream.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    public override Task ShutdownAsync(Stream stream) => ((SslStream)stream).ShutdownAsync();
+}
