@@ -161,7 +161,7 @@ internal static class HarnessExtensions
             {
                 foreach (var (key, probe) in harness.Probe.Sessions)
                 {
-                    if (!known.Contains(key) && probe.ConnectedSignal.Task.IsCompleted)
+                    if (!known.Contains(key) && (harness.Probe.Secure ? probe.HandshakedSignal : probe.ConnectedSignal).Task.IsCompleted)
                     {
                         id = key;
                         return true;

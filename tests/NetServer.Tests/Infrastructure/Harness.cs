@@ -283,7 +283,10 @@ public sealed class ServerProbe
         return probe;
     }
 
-    /// <summary>Waits until <paramref name="count"/> sessions have run OnConnected.</summary>
+    /// <summary>The sessions are TLS sessions: ready (for multicasts) once OnHandshaked has run, not just OnConnected.</summary>
+    public bool Secure { get; set; }
+
+    /// <summary>Waits until <paramref name="count"/> sessions have run OnConnected (over TLS: OnHandshaked).</summary>
     public async Task WaitForSessionsAsync(int count, TimeSpan? timeout = null)
     {
         var limit = DateTime.UtcNow + (timeout ?? TimeSpan.FromSeconds(15));
@@ -292,7 +295,7 @@ public sealed class ServerProbe
             var connected = 0;
             foreach (var probe in Sessions.Values)
             {
-                if (probe.ConnectedSignal.Task.IsCompleted)
+                if ((Secure ? probe.HandshakedSignal : probe.ConnectedSignal).Task.IsCompleted)
                     connected++;
             }
 
@@ -396,6 +399,7 @@ public sealed class ServerHarness : IAsyncDisposable
                 _server = new ProbeUdsServer(SocketPath, Probe) { BufferPool = Pool };
                 break;
             default:
+                Probe.Secure = true;
                 _server = SecureTransport.CreateServer(new IPEndPoint(IPAddress.Loopback, 0), Probe, Pool);
                 break;
         }

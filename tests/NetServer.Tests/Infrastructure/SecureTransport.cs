@@ -35,13 +35,18 @@ internal static class SecureTransport
         var relayEnd = await listener.AcceptAsync().WaitAsync(Wait.Default);
         await connecting.WaitAsync(Wait.Default);
 
-        var upstream = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        // Small buffers on the relay's own sockets, so the relay adds little room between a server
+        // and a test peer that stops reading (tests of backpressure count on the kernel's room).
+        relayEnd.SendBufferSize = RelayBuffer;
+        var upstream = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = RelayBuffer };
         await upstream.ConnectAsync(server).WaitAsync(Wait.Default);
 
         // Like a raw connect, return once TCP is up; bytes the test writes meanwhile wait in the relay's socket.
         _ = RelayAsync(relayEnd, upstream);
         return testEnd;
     }
+
+    private const int RelayBuffer = 16 * 1024;
 
     private static async Task RelayAsync(Socket relayEnd, Socket upstream)
     {
@@ -73,7 +78,7 @@ internal static class SecureTransport
 
     private static async Task PumpToServerAsync(Socket relayEnd, Socket upstream, SslStream tls)
     {
-        var buffer = new byte[64 * 1024];
+        var buffer = new byte[RelayBuffer];
         try
         {
             while (true)
@@ -98,7 +103,7 @@ internal static class SecureTransport
 
     private static async Task PumpToTestAsync(Socket relayEnd, Socket upstream, SslStream tls)
     {
-        var buffer = new byte[64 * 1024];
+        var buffer = new byte[RelayBuffer];
         try
         {
             while (true)

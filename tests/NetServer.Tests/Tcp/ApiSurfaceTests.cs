@@ -3,8 +3,11 @@ using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Linq;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Reflection;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using Xunit;
 
 namespace NetServer.Tests.Tcp;
@@ -130,14 +133,18 @@ public class ApiSurfaceTests
 
     private static Method Hook(string name, params Type[] parameters) => new(name, typeof(void), Access.Protected, Virtuality.Virtual, parameters);
 
-    /// <summary>The four endpoint constructors.</summary>
-    private static IEnumerable<Expectation> EndpointCtors() =>
-    [
-        new Ctor(typeof(IPAddress), typeof(int)),
-        new Ctor(typeof(string), typeof(int)),
-        new Ctor(typeof(DnsEndPoint)),
-        new Ctor(typeof(IPEndPoint)),
-    ];
+    /// <summary>The four endpoint constructors (the TLS types take the <see cref="SslContext"/> first).</summary>
+    private static IEnumerable<Expectation> EndpointCtors(bool ssl = false)
+    {
+        Type[] first = ssl ? [typeof(SslContext)] : [];
+        return
+        [
+            new Ctor([.. first, typeof(IPAddress), typeof(int)]),
+            new Ctor([.. first, typeof(string), typeof(int)]),
+            new Ctor([.. first, typeof(DnsEndPoint)]),
+            new Ctor([.. first, typeof(IPEndPoint)]),
+        ];
+    }
 
     private static IEnumerable<Expectation> UnixCtors() =>
     [
@@ -164,7 +171,7 @@ public class ApiSurfaceTests
         Hook("Dispose", typeof(bool)),
     ];
 
-    private static List<Expectation> Server(Type session, bool tcp)
+    private static List<Expectation> Server(Type session, bool tcp, bool ssl = false)
     {
         var list = new List<Expectation>
         {
@@ -199,9 +206,11 @@ public class ApiSurfaceTests
         };
         list.AddRange(DataOverloads("Multicast", typeof(bool)));
         list.AddRange(Disposal());
+        if (ssl)
+            list.AddRange([new Property("Context", typeof(SslContext)), Hook("OnHandshaking", session), Hook("OnHandshaked", session)]);
         if (tcp)
         {
-            list.AddRange(EndpointCtors());
+            list.AddRange(EndpointCtors(ssl));
             list.AddRange(
             [
                 new Property("Address", typeof(string)),
@@ -263,9 +272,24 @@ public class ApiSurfaceTests
     private static IEnumerable<Expectation> Session(Type server) =>
         Connection().Append(new Ctor(server)).Append(new Property("Server", server));
 
-    private static List<Expectation> Client(bool tcp)
+    private static IEnumerable<Expectation> SslSessionSurface() =>
+        Session(typeof(SslServer)).Concat([new Property("IsHandshaked", typeof(bool)), Hook("OnHandshaking"), Hook("OnHandshaked")]);
+
+    private static List<Expectation> Client(bool tcp, bool ssl = false)
     {
         var list = Connection().ToList();
+        if (ssl)
+        {
+            list.AddRange(
+            [
+                new Property("Context", typeof(SslContext)),
+                new Property("IsHandshaking", typeof(bool)),
+                new Property("IsHandshaked", typeof(bool)),
+                Hook("OnHandshaking"),
+                Hook("OnHandshaked"),
+            ]);
+        }
+
         list.AddRange(
         [
             new Property("Endpoint", typeof(EndPoint)),
@@ -279,7 +303,7 @@ public class ApiSurfaceTests
         ]);
         if (tcp)
         {
-            list.AddRange(EndpointCtors());
+            list.AddRange(EndpointCtors(ssl));
             list.AddRange(
             [
                 new Property("Address", typeof(string)),
@@ -308,7 +332,28 @@ public class ApiSurfaceTests
         ["UdsSession"] = (typeof(UdsSession), () => Session(typeof(UdsServer))),
         ["TcpClient"] = (typeof(TcpClient), () => Client(tcp: true)),
         ["UdsClient"] = (typeof(UdsClient), () => Client(tcp: false)),
+        ["SslServer"] = (typeof(SslServer), () => Server(typeof(SslSession), tcp: true, ssl: true)),
+        ["SslSession"] = (typeof(SslSession), SslSessionSurface),
+        ["SslClient"] = (typeof(SslClient), () => Client(tcp: true, ssl: true)),
+        ["SslContext"] = (typeof(SslContext), SslContextSurface),
     };
+
+    /// <summary>SslContext: seven constructors and five settable properties, nothing virtual.</summary>
+    private static IEnumerable<Expectation> SslContextSurface() =>
+    [
+        new Ctor(),
+        new Ctor(typeof(SslProtocols)),
+        new Ctor(typeof(SslProtocols), typeof(RemoteCertificateValidationCallback)),
+        new Ctor(typeof(SslProtocols), typeof(X509Certificate)),
+        new Ctor(typeof(SslProtocols), typeof(X509Certificate), typeof(RemoteCertificateValidationCallback)),
+        new Ctor(typeof(SslProtocols), typeof(X509Certificate2Collection)),
+        new Ctor(typeof(SslProtocols), typeof(X509Certificate2Collection), typeof(RemoteCertificateValidationCallback)),
+        new Property("Protocols", typeof(SslProtocols), Settable: true),
+        new Property("Certificate", typeof(X509Certificate), Settable: true),
+        new Property("Certificates", typeof(X509Certificate2Collection), Settable: true),
+        new Property("CertificateValidationCallback", typeof(RemoteCertificateValidationCallback), Settable: true),
+        new Property("ClientCertificateRequired", typeof(bool), Settable: true),
+    ];
 
     public static TheoryData<string> Types => new(s_surface.Keys);
 
