@@ -20,4 +20,20 @@ internal static class EndPoints
             throw new ArgumentException("The address is empty.", nameof(address));
         return new DnsEndPoint(address, port);
     }
+
+    /// <summary>The address part of a TCP endpoint as text (an IP address or a host name).</summary>
+    public static string AddressOf(EndPoint endpoint) => endpoint switch
+    {
+        IPEndPoint ip => ip.Address.ToString(),
+        DnsEndPoint dns => dns.Host,
+        _ => endpoint.ToString() ?? string.Empty,
+    };
+
+    /// <summary>The port of a TCP endpoint (0 for other kinds).</summary>
+    public static int PortOf(EndPoint endpoint) => endpoint switch
+    {
+        IPEndPoint ip => ip.Port,
+        DnsEndPoint dns => dns.Port,
+        _ => 0,
+    };
 }

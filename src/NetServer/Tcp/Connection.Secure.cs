@@ -69,26 +69,8 @@ internal sealed partial class Connection
     public Task<bool> WhenHandshakeDone() => _handshake?.Task ?? Task.FromResult(true);
 
     /// <summary>Blocks until the handshake is over (see <see cref="WhenHandshakeDone"/>); from inside a hook, returns false at once.</summary>
-    public bool WaitForHandshake(TimeSpan timeout)
-    {
-        if (_handshake is null)
-            return true;
-        if (!IsHandshakeOver && CallbackScope.IsActive)
-            return false;
-
-        var deadline = DateTime.UtcNow + timeout;
-        lock (this)
-        {
-            while (!IsHandshakeOver)
-            {
-                var left = deadline - DateTime.UtcNow;
-                if (left <= TimeSpan.Zero || !Monitor.Wait(this, left))
-                    break;
-            }
-        }
-
-        return Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded;
-    }
+    public bool WaitForHandshake(TimeSpan timeout) =>
+        _handshake is null || (WaitUntil(static c => c.IsHandshakeOver, timeout) && Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded);
 
     private async Task HandshakeAsync(SecureLayer layer)
     {

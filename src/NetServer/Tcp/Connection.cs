@@ -311,9 +311,15 @@ internal sealed partial class Connection
     /// Blocks until <see cref="Finish"/> has run or <paramref name="timeout"/> passes. Callers inside a
     /// NetServer hook must not wait (see <see cref="CallbackScope"/>); they get false at once.
     /// </summary>
-    public bool WaitForFinish(TimeSpan timeout)
+    public bool WaitForFinish(TimeSpan timeout) => WaitUntil(static c => c.IsFinished, timeout);
+
+    /// <summary>
+    /// Blocks until <paramref name="done"/> holds (whatever makes it true pulses this object) or
+    /// <paramref name="timeout"/> passes; inside a NetServer hook it does not wait.
+    /// </summary>
+    private bool WaitUntil(Func<Connection, bool> done, TimeSpan timeout)
     {
-        if (IsFinished)
+        if (done(this))
             return true;
         if (CallbackScope.IsActive)
             return false;
@@ -321,11 +327,11 @@ internal sealed partial class Connection
         var deadline = DateTime.UtcNow + timeout;
         lock (this)
         {
-            while (!IsFinished)
+            while (!done(this))
             {
                 var left = deadline - DateTime.UtcNow;
                 if (left <= TimeSpan.Zero || !Monitor.Wait(this, left))
-                    return IsFinished;
+                    return done(this);
             }
         }
 

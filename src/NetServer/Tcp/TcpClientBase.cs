@@ -24,20 +24,10 @@ public abstract class TcpClientBase : StreamClient
     }
 
     /// <summary>The server's IP address or host name.</summary>
-    public string Address => Endpoint switch
-    {
-        IPEndPoint ip => ip.Address.ToString(),
-        DnsEndPoint dns => dns.Host,
-        _ => Endpoint.ToString() ?? string.Empty,
-    };
+    public string Address => EndPoints.AddressOf(Endpoint);
 
     /// <summary>The server's port.</summary>
-    public int Port => Endpoint switch
-    {
-        IPEndPoint ip => ip.Port,
-        DnsEndPoint dns => dns.Port,
-        _ => 0,
-    };
+    public int Port => EndPoints.PortOf(Endpoint);
 
     /// <summary>Use a dual-mode socket (IPv4 and IPv6) when connecting to an IPv6 address.</summary>
     public bool OptionDualMode { get; set; }

@@ -26,20 +26,10 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
     }
 
     /// <summary>The IP address (or host name) the server listens on.</summary>
-    public string Address => Endpoint switch
-    {
-        IPEndPoint ip => ip.Address.ToString(),
-        DnsEndPoint dns => dns.Host,
-        _ => Endpoint.ToString() ?? string.Empty,
-    };
+    public string Address => EndPoints.AddressOf(Endpoint);
 
     /// <summary>The port the server listens on (after <c>Start</c>, the real port when 0 was asked for).</summary>
-    public int Port => Endpoint switch
-    {
-        IPEndPoint ip => ip.Port,
-        DnsEndPoint dns => dns.Port,
-        _ => 0,
-    };
+    public int Port => EndPoints.PortOf(Endpoint);
 
     /// <summary>Accept IPv4 connections on an IPv6 listener (only for an IPv6 address).</summary>
     public bool OptionDualMode { get; set; }

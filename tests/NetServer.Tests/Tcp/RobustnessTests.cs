@@ -59,6 +59,8 @@ public class RobustnessTests
         var payload = Framing.Pattern(0, 4 * 1024 * 1024);
         harness.Probe.ConfigureSession = probe => probe.Connected = session =>
         {
+            // The close must end by draining, not by the linger bound (5 s), even on a loaded machine.
+            session.OptionDisconnectTimeout = Wait.Default;
             Assert.True(session.SendAsync(payload));
             Assert.True(session.Disconnect()); // inside a hook: starts the graceful close and returns
         };
