@@ -170,9 +170,9 @@ public abstract class StreamClient : StreamConnection
             SocketArgsPool.Return(args);
         }
 
-        if (!Established(connection, startReceiving: true))
-            return false;
-        if (await connection.WhenHandshakeDone().ConfigureAwait(false))
+        // A handshake may fail before Established returns: its failure is still the caller's to see.
+        var open = Established(connection, startReceiving: true);
+        if (await connection.WhenHandshakeDone().ConfigureAwait(false) && open)
             return true;
         if (throwOnFailure && connection.Reason == NetServer.DisconnectReason.HandshakeFailed && connection.Exception is { } failure)
             System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(failure).Throw();
