@@ -51,7 +51,7 @@ internal sealed partial class Connection
         {
             if (IsOpen)
                 _owner.InvokeReady();
-            FlushIfIdle();
+            FlushLoop(); // as the flusher since the constructor: what the hooks queued, then OnEmpty
             if (startReceiving)
                 StartReceiving();
             return;
@@ -483,6 +483,18 @@ internal sealed partial class Connection
     }
 
     // --- Closing over the stream ---
+
+    /// <summary>
+    /// Whether no stream read can be running, so the layer may be shut down: the peer's end of
+    /// stream has been read (the receive loop reads no more), or nothing reads at all. SslStream's
+    /// shutdown must not run while a read decrypts on another thread: on Linux the two reach
+    /// OpenSSL's SSL object at once, which corrupts it (decryption errors, crashes). When we close
+    /// first while the receive loop waits, the close therefore ends with the TCP FIN alone, without
+    /// TLS close_notify; the peer reads a plain end of stream.
+    /// </summary>
+    private bool IsLayerIdle =>
+        _blockingRead is null
+        && (Volatile.Read(ref _peerEnded) != 0 || (!_reads && Volatile.Read(ref _receiving) == 0));
 
     /// <summary>A graceful close has sent everything queued: end the layer (close_notify), then the socket's send side.</summary>
     private async Task ShutdownLayerAsync()

@@ -141,24 +141,6 @@ internal sealed partial class Connection
     }
 
     /// <summary>
-    /// After the connect hooks: raises OnEmpty through the flusher, as NetCoreServer raises it after
-    /// a connect, unless a flusher is at work already (it raises OnEmpty when it drains). Going
-    /// through the flusher keeps OnEmpty and OnSent from ever running concurrently.
-    /// </summary>
-    public void FlushIfIdle()
-    {
-        lock (_sendLock)
-        {
-            if (_flushing || Volatile.Read(ref _state) != StateOpen || !TryAddReference())
-                return;
-            _flushing = true;
-            _emptyRaised = false;
-        }
-
-        FlushLoop();
-    }
-
-    /// <summary>
     /// Whether every byte up to <paramref name="watermark"/> has been (or may still be) handed to the
     /// kernel: true with no <paramref name="waiter"/> when they have, true with a waiter to wait on
     /// when they still may be, false when the connection closed before they were.

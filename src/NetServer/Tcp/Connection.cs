@@ -70,6 +70,12 @@ internal sealed partial class Connection
         _receiveBuffer = new PooledBuffer(pool, int.MaxValue);
         _layer = layer;
 
+        // Opening holds the flusher role (and a reference) until Open: sends made in the connect
+        // hooks (and, over TLS, during the handshake) only queue, so nothing reaches the peer
+        // before the session is registered for multicasts; a client that sees the first bytes
+        // is sure to get every later multicast.
+        _flushing = true;
+        _references++;
         if (layer is null)
         {
             // Every engine call on this socket is non-blocking; waits happen in async operations.
@@ -77,11 +83,8 @@ internal sealed partial class Connection
         }
         else
         {
-            // The handshake holds the flusher role (and a reference) until the stream is up:
-            // sends made before then only queue. The socket stays blocking because the stream
-            // over it (NetworkStream) refuses a non-blocking socket; its async calls never block.
-            _flushing = true;
-            _references++;
+            // The socket stays blocking because the stream over it (NetworkStream) refuses a
+            // non-blocking socket; its async calls never block.
             _handshake = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
         }
     }
@@ -183,7 +186,7 @@ internal sealed partial class Connection
     {
         if (Interlocked.Exchange(ref _queueDrained, 1) != 0 || Volatile.Read(ref _state) != StateClosing)
             return;
-        if (_stream is not null)
+        if (_stream is not null && IsLayerIdle)
         {
             _ = ShutdownLayerAsync(); // ends the layer's side first (TLS close_notify), then continues below
             return;
