@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
@@ -17,6 +18,14 @@ public static class TestCertificates
     private static readonly Lazy<X509Certificate2> s_otherAuthority = new(() => CreateAuthority("Unknown Tests CA"));
     private static readonly Lazy<X509Certificate2> s_server = new(() => Issue(Authority, "localhost", server: true));
     private static readonly Lazy<X509Certificate2> s_client = new(() => Issue(Authority, "NetServer Tests Client", server: false));
+    private static readonly Lazy<X509Certificate2> s_untrustedServer = new(() => Issue(OtherAuthority, "localhost", server: true));
+    private static readonly Lazy<X509Certificate2> s_untrustedClient = new(() => Issue(OtherAuthority, "Unknown Tests Client", server: false));
+
+    // Within the CA's validity (it starts a day back), but over an hour ago.
+    private static readonly Lazy<X509Certificate2> s_expiredServer = new(() =>
+        Issue(Authority, "localhost", server: true, notBefore: DateTimeOffset.UtcNow.AddHours(-12), notAfter: DateTimeOffset.UtcNow.AddHours(-1)));
+
+    private static readonly Lazy<X509Certificate2> s_otherHostServer = new(() => Issue(Authority, "other.example", server: true, hostNames: ["other.example"]));
 
     /// <summary>The CA both sides trust.</summary>
     public static X509Certificate2 Authority => s_authority.Value;
@@ -29,6 +38,18 @@ public static class TestCertificates
 
     /// <summary>Client certificate issued by <see cref="Authority"/>.</summary>
     public static X509Certificate2 Client => s_client.Value;
+
+    /// <summary>Server certificate (localhost, 127.0.0.1, ::1) issued by <see cref="OtherAuthority"/>.</summary>
+    public static X509Certificate2 UntrustedServer => s_untrustedServer.Value;
+
+    /// <summary>Client certificate issued by <see cref="OtherAuthority"/>.</summary>
+    public static X509Certificate2 UntrustedClient => s_untrustedClient.Value;
+
+    /// <summary>Server certificate (localhost, 127.0.0.1, ::1) issued by <see cref="Authority"/> whose validity ended an hour ago.</summary>
+    public static X509Certificate2 ExpiredServer => s_expiredServer.Value;
+
+    /// <summary>Server certificate issued by <see cref="Authority"/> for "other.example" only.</summary>
+    public static X509Certificate2 OtherHostServer => s_otherHostServer.Value;
 
     /// <summary>A context for a server presenting <see cref="Server"/> and trusting <see cref="Authority"/> for client certificates.</summary>
     public static SslContext ServerContext(SslClientCertificateMode mode = SslClientCertificateMode.None)
@@ -94,6 +115,16 @@ public static class TestCertificates
         using var signed = request.Create(issuer, from, to, serial);
         using var withKey = signed.CopyWithPrivateKey(key);
         return Reload(withKey);
+    }
+
+    /// <summary>Writes <paramref name="certificate"/> as PEM, and its private key (if <paramref name="keyPath"/> is given) as unencrypted PKCS#8 PEM, for tools such as <c>openssl</c>.</summary>
+    public static void ExportPem(X509Certificate2 certificate, string certificatePath, string? keyPath = null)
+    {
+        File.WriteAllText(certificatePath, certificate.ExportCertificatePem());
+        if (keyPath is null)
+            return;
+        using var key = certificate.GetECDsaPrivateKey() ?? throw new InvalidOperationException($"{certificate.Subject} has no ECDSA private key.");
+        File.WriteAllText(keyPath, key.ExportPkcs8PrivateKeyPem());
     }
 
     /// <summary>A PKCS#12 round trip, so the private key is a persisted one SslStream can use on every platform.</summary>
