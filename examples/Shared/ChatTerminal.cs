@@ -92,16 +92,19 @@ internal sealed class ChatTerminal : IDisposable
         await TryConnectAsync(client);
     }
 
-    /// <summary>A failed attempt is reported by OnError and ends in OnDisconnected, which schedules the next one.</summary>
+    /// <summary>
+    /// A failed attempt is reported by OnError (a TLS client's failed handshake by
+    /// OnHandshakeFailed) and ends in OnDisconnected, which schedules the next one.
+    /// </summary>
     private async Task TryConnectAsync(StreamClient client)
     {
         try
         {
             await client.ConnectAsync(_quitting.Token);
         }
-        catch (Exception e) when (e is SocketException or OperationCanceledException)
+        catch (Exception e) when (e is SocketException or OperationCanceledException || client.DisconnectReason == DisconnectReason.HandshakeFailed)
         {
-            // Already on the console through OnError and OnDisconnected.
+            // Already on the console through OnError (or OnHandshakeFailed) and OnDisconnected.
         }
     }
 }

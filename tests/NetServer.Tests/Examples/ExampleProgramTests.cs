@@ -14,8 +14,9 @@ namespace NetServer.Tests.Examples;
 
 /// <summary>
 /// The chat examples as a user runs them: each program is a child process driven through its
-/// console, talking to real sockets. The servers are checked with raw line clients; the clients
-/// against a NetServer test server.
+/// console, talking to real sockets. The servers are checked with raw line clients (through the
+/// harness's TLS relay for the TLS server); the clients against a NetServer test server. The TLS
+/// programs also meet each other: clients chatting through the server, with and without client certificates.
 /// </summary>
 public sealed class ExampleProgramTests
 {
@@ -27,17 +28,20 @@ public sealed class ExampleProgramTests
     {
         using var folder = new TempFolder();
         var socketPath = folder.PathOf("chat.sock");
-        await using var server = kind == TransportKind.Tcp
-            ? ProgramProcess.Start("TcpChatServer", "0", IPAddress.Loopback.ToString())
-            : ProgramProcess.Start("UdsChatServer", socketPath);
+        await using var server = kind switch
+        {
+            TransportKind.Tcp => ProgramProcess.Start("TcpChatServer", "0", IPAddress.Loopback.ToString()),
+            TransportKind.Uds => ProgramProcess.Start("UdsChatServer", socketPath),
+            _ => ProgramProcess.Start("SslChatServer", "0", IPAddress.Loopback.ToString()),
+        };
 
         var listening = await server.WaitForLineAsync("Listening on ");
-        EndPoint endpoint = kind == TransportKind.Tcp
-            ? IPEndPoint.Parse(listening["Listening on ".Length..])
-            : new UnixDomainSocketEndPoint(socketPath);
+        EndPoint endpoint = kind == TransportKind.Uds
+            ? new UnixDomainSocketEndPoint(socketPath)
+            : IPEndPoint.Parse(listening["Listening on ".Length..]);
 
-        using var alice = await LinePeer.ConnectAsync(endpoint);
-        using var bob = await LinePeer.ConnectAsync(endpoint);
+        using var alice = await LinePeer.ConnectAsync(endpoint, kind);
+        using var bob = await LinePeer.ConnectAsync(endpoint, kind);
         Assert.StartsWith("Welcome", await alice.ReadLineAsync(), StringComparison.Ordinal);
         Assert.StartsWith("Welcome", await bob.ReadLineAsync(), StringComparison.Ordinal);
 
@@ -61,8 +65,8 @@ public sealed class ExampleProgramTests
         await server.TypeAsync("!");
         await bob.AssertClosedAsync();
         Assert.Equal(listening, await server.WaitForLineAsync("Listening on "));
-        using var carol = await LinePeer.ConnectAsync(endpoint);
-        using var dave = await LinePeer.ConnectAsync(endpoint);
+        using var carol = await LinePeer.ConnectAsync(endpoint, kind);
+        using var dave = await LinePeer.ConnectAsync(endpoint, kind);
         Assert.StartsWith("Welcome", await carol.ReadLineAsync(), StringComparison.Ordinal);
         Assert.StartsWith("Welcome", await dave.ReadLineAsync(), StringComparison.Ordinal);
 
@@ -83,9 +87,16 @@ public sealed class ExampleProgramTests
         var listener = new SessionListener(harness.Probe);
         harness.Start();
 
-        await using var client = kind == TransportKind.Tcp
-            ? ProgramProcess.Start("TcpChatClient", IPAddress.Loopback.ToString(), ((IPEndPoint)harness.Endpoint).Port.ToString(CultureInfo.InvariantCulture))
-            : ProgramProcess.Start("UdsChatClient", harness.SocketPath!);
+        // The harness's TLS server presents an in-process certificate: the client is told to trust its CA.
+        using var certs = new TempFolder();
+        await File.WriteAllTextAsync(certs.PathOf("ca.pem"), TestCertificates.Authority.ExportCertificatePem());
+        var port = harness.Endpoint is IPEndPoint ip ? ip.Port.ToString(CultureInfo.InvariantCulture) : string.Empty;
+        await using var client = kind switch
+        {
+            TransportKind.Tcp => ProgramProcess.Start("TcpChatClient", IPAddress.Loopback.ToString(), port),
+            TransportKind.Uds => ProgramProcess.Start("UdsChatClient", harness.SocketPath!),
+            _ => ProgramProcess.Start("SslChatClient", IPAddress.Loopback.ToString(), port, "--certs", certs.FullPath),
+        };
 
         var first = await listener.NextSessionAsync();
         await client.WaitForLineAsync("Connected");
@@ -110,7 +121,96 @@ public sealed class ExampleProgramTests
         Assert.False(listener.HasMoreSessions, "The client connected again while quitting.");
     }
 
-    /// <summary>One example program running as a child process, its stdout read line by line.</summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task SslChat_a_line_typed_in_one_client_reaches_the_other_over_tls(bool mutual)
+    {
+        string[] serverOptions = mutual ? ["--require-client-cert"] : [];
+        string[] clientOptions = mutual ? ["--client-cert"] : [];
+        await using var server = ProgramProcess.Start("SslChatServer", ["0", IPAddress.Loopback.ToString(), .. serverOptions]);
+        var port = await ListeningPortAsync(server);
+
+        // Found without --certs: the programs look for the repository's certs/ folder themselves.
+        await using var alice = ProgramProcess.Start("SslChatClient", ["127.0.0.1", port, .. clientOptions]);
+        Assert.Contains("server certificate CN=localhost", await alice.WaitForLineAsync("Secured: "), StringComparison.Ordinal);
+        await alice.WaitForLineAsync("Welcome");
+        var clientCertificate = mutual ? "client certificate CN=NetServer Test Client" : "client certificate none";
+        Assert.Contains(clientCertificate, await server.WaitForLineAsync("Secured session "), StringComparison.Ordinal);
+
+        await using var bob = ProgramProcess.Start("SslChatClient", ["127.0.0.1", port, .. clientOptions]);
+        await bob.WaitForLineAsync("Secured: ");
+        await bob.WaitForLineAsync("Welcome");
+        Assert.Contains(clientCertificate, await server.WaitForLineAsync("Secured session "), StringComparison.Ordinal);
+
+        await alice.TypeAsync("hello over tls");
+        await bob.WaitForLineAsync("hello over tls");
+        await alice.WaitForLineAsync("hello over tls");
+
+        await bob.TypeAsync(string.Empty);
+        await alice.TypeAsync(string.Empty);
+        Assert.Equal(0, await bob.WaitForExitAsync());
+        Assert.Equal(0, await alice.WaitForExitAsync());
+        await server.TypeAsync(string.Empty);
+        Assert.Equal(0, await server.WaitForExitAsync());
+    }
+
+    [Fact]
+    public async Task SslChatServer_requiring_client_certificates_refuses_a_client_without_one()
+    {
+        var certs = FindCertificateFolder();
+        await using var server = ProgramProcess.Start("SslChatServer", "0", IPAddress.Loopback.ToString(), "--require-client-cert", "--certs", certs);
+        var port = await ListeningPortAsync(server);
+
+        await using var member = ProgramProcess.Start("SslChatClient", "127.0.0.1", port, "--client-cert", "--certs", certs);
+        await member.WaitForLineAsync("Welcome");
+        await server.WaitForLineAsync("Secured session ");
+
+        // With TLS 1.3 the stranger finishes its side of the handshake before the server checks
+        // for a certificate, so it may print "Secured" before the server hangs up; either way it ends disconnected.
+        await using var stranger = ProgramProcess.Start("SslChatClient", "127.0.0.1", port, "--certs", certs);
+        Assert.Contains("client certificate", await server.WaitForLineAsync("Handshake failed for session "), StringComparison.Ordinal);
+        await stranger.WaitForLineAsync("Disconnected");
+
+        // Typed on a refused connection (or on none: the client is between attempts). Once the next
+        // "Disconnected" is printed, the connection it might have gone out on is over unread.
+        await stranger.TypeAsync("let me in");
+        await stranger.WaitForLineAsync("Disconnected");
+        await member.TypeAsync("members only");
+        await member.WaitForLineAsync("members only");
+        Assert.DoesNotContain("let me in", member.Transcript, StringComparison.Ordinal);
+        Assert.DoesNotContain("let me in", server.Transcript, StringComparison.Ordinal);
+        Assert.DoesNotContain("Welcome", stranger.Transcript, StringComparison.Ordinal);
+
+        await stranger.TypeAsync(string.Empty);
+        await member.TypeAsync(string.Empty);
+        Assert.Equal(0, await stranger.WaitForExitAsync());
+        Assert.Equal(0, await member.WaitForExitAsync());
+        await server.TypeAsync(string.Empty);
+        Assert.Equal(0, await server.WaitForExitAsync());
+    }
+
+    /// <summary>The port a TCP or TLS chat server reports it bound (it was started on port 0).</summary>
+    private static async Task<string> ListeningPortAsync(ProgramProcess server)
+    {
+        var listening = await server.WaitForLineAsync("Listening on ");
+        return IPEndPoint.Parse(listening["Listening on ".Length..]).Port.ToString(CultureInfo.InvariantCulture);
+    }
+
+    /// <summary>The repository's certs/ folder, for the test that names it with --certs.</summary>
+    private static string FindCertificateFolder()
+    {
+        for (var folder = new DirectoryInfo(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
+        {
+            var certs = Path.Combine(folder.FullName, "certs");
+            if (File.Exists(Path.Combine(certs, "ca.pem")))
+                return certs;
+        }
+
+        Assert.Fail($"No certs folder above {AppContext.BaseDirectory}.");
+        return string.Empty;
+    }
+
     /// <summary>A raw stream socket speaking the chat's line protocol, as nc or telnet would.</summary>
     private sealed class LinePeer : IDisposable
     {
@@ -123,8 +223,12 @@ public sealed class ExampleProgramTests
             _reader = new StreamReader(new NetworkStream(socket, ownsSocket: false), Encoding.UTF8);
         }
 
-        public static async Task<LinePeer> ConnectAsync(EndPoint endpoint)
+        /// <summary>Connects to a chat server; to a TLS one through the harness's relay, which does the TLS.</summary>
+        public static async Task<LinePeer> ConnectAsync(EndPoint endpoint, TransportKind kind)
         {
+            if (kind == TransportKind.Ssl)
+                return new LinePeer(await SecureTransport.ConnectRelayAsync((IPEndPoint)endpoint));
+
             var socket = endpoint is UnixDomainSocketEndPoint
                 ? new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
                 : new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
@@ -234,12 +338,14 @@ public sealed class ExampleProgramTests
         }
     }
 
-    /// <summary>A unique temp folder for one test's socket file, removed afterwards.</summary>
+    /// <summary>A unique temp folder for one test's files (a socket, a CA certificate), removed afterwards.</summary>
     private sealed class TempFolder : IDisposable
     {
         private readonly string _path = Path.Combine(Path.GetTempPath(), "netserver-example-" + Guid.NewGuid().ToString("N")[..12]);
 
         public TempFolder() => Directory.CreateDirectory(_path);
+
+        public string FullPath => _path;
 
         public string PathOf(string name) => Path.Combine(_path, name);
 
