@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
-#   build/bench.sh            tcp and uds, echo and multicast, 1 and 100 clients, 3 s each
+#   build/bench.sh            tcp, uds and ssl (TLS), echo and multicast, 1 and 100 clients, then
+#                             TLS handshakes (and TCP connects) per second with 8 clients; 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
+# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS).
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
 # measures our TCP echo server against it with the same client, in the same run.
 set -euo pipefail
@@ -11,24 +13,49 @@ dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Releas
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
 
 summary=()
+declare -A rates
+field() { echo "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2 || true; }
+
+# run LABEL ARGS...: one run; its text indented, its rate and allocations into the summary. A run
+# that fails (errors, a crash) is marked in the summary instead of ending the script.
 run() {
   local label="$1"; shift
-  local out
-  out=$("$bench" "$@" -z "$seconds" -q)
-  echo "$out" | grep -v '^{' | sed 's/^/  /'
-  local rate alloc
-  rate=$(echo "$out" | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2)
-  alloc=$(echo "$out" | grep -o '"allocatedBytesPerMessage":[0-9.]*' | cut -d: -f2)
-  summary+=("$(printf '%-34s %14s msg/s %10s B/msg' "$label" "$rate" "$alloc")")
+  local out status=0
+  out=$("$bench" "$@" -z "$seconds" -q) || status=$?
+  echo "$out" | grep -v '^{' | sed 's/^/  /' || true
+  local rate alloc unit
+  if [ "$2" = handshake ]; then
+    rate=$(field "$out" handshakesPerSecond); alloc=$(field "$out" allocatedBytesPerHandshake); unit=("hs/s" "B/hs")
+  else
+    rate=$(field "$out" messagesPerSecond); alloc=$(field "$out" allocatedBytesPerMessage); unit=("msg/s" "B/msg")
+  fi
+  rates[$label]="$rate"
+  local line
+  line=$(printf '%-34s %14s %-5s %10s %s' "$label" "${rate:-?}" "${unit[0]}" "${alloc:-?}" "${unit[1]}")
+  [ "$status" -eq 0 ] || line="$line  FAILED (exit $status)"
+  summary+=("$line")
 }
 
-for protocol in tcp uds; do
+for protocol in tcp uds ssl; do
   for clients in 1 100; do
     echo "== $protocol echo, $clients client(s)"
     run "$protocol echo, $clients client(s)" "$protocol" echo -c "$clients"
     echo "== $protocol multicast, $clients client(s)"
     run "$protocol multicast, $clients client(s)" "$protocol" multicast -c "$clients"
   done
+done
+
+# Connect, handshake, disconnect, again: TLS handshakes per second, and plain TCP connects for scale.
+echo "== ssl handshake, 8 clients"
+run "ssl handshakes, 8 clients" ssl handshake -c 8
+echo "== tcp handshake (connects), 8 clients"
+run "tcp connects, 8 clients" tcp handshake -c 8
+
+for clients in 1 100; do
+  ssl="${rates[ssl echo, $clients client(s)]}"; tcp="${rates[tcp echo, $clients client(s)]}"
+  if [ -n "$ssl" ] && [ -n "$tcp" ] && [ "$tcp" != 0 ]; then
+    summary+=("$(printf 'ssl echo / tcp echo, %3d client(s): %s' "$clients" "$(awk -v a="$ssl" -v b="$tcp" 'BEGIN { printf "%.2f", a / b }')")")
+  fi
 done
 
 reference="../shared/tools/echoref.c"

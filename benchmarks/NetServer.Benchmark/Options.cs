@@ -46,6 +46,9 @@ internal sealed class Options
 
     public bool Memory { get; private set; }
 
+    /// <summary>ssl: the folder with server.pfx and ca.pem (default: the repository's certs/, found upwards from the program).</summary>
+    public string? CertificateFolder { get; private set; }
+
     /// <summary>Echo: bytes each client keeps in flight.</summary>
     public long InFlight => (long)Messages * Size;
 
@@ -58,16 +61,20 @@ internal sealed class Options
     public const string Usage = """
         netserver-bench PROTOCOL SCENARIO [options]
 
-          PROTOCOL   tcp | uds
+          PROTOCOL   tcp | uds | ssl (TLS over TCP)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE)
                      multicast  the server multicasts SIZE-byte messages to every client
+                     handshake  each client connects, completes the TLS handshake (tcp, uds: the
+                                connect), disconnects and starts again until the time is up
 
         Options (as in the seed benchmarks):
           -r, --role ROLE        both (default: server and client in this process), server, client
           -a, --address ADDRESS  server address (default 127.0.0.1)
           -p, --port PORT        server port (default: a free port with --role both, else 1111)
               --path PATH        Unix socket path for uds (default: a file in the temp folder)
+              --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
+                                 the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1)
           -m, --messages N       echo: messages in flight per client (default 1000)
           -s, --size BYTES       message size (default 32)
@@ -83,7 +90,8 @@ internal sealed class Options
 
         Output: the seed figures (errors, total time, data, messages, throughput, latency), the bytes
         allocated per message in this process, a progress line on stderr while running, and one JSON
-        line on stdout that starts with {"protocol".
+        line on stdout that starts with {"protocol". The handshake scenario reports handshakes
+        (connects for tcp and uds) per second, their mean time and the bytes allocated per handshake.
         """;
 
     public static Options? Parse(string[] args, TextWriter error)
@@ -123,6 +131,9 @@ internal sealed class Options
                     break;
                 case "--path":
                     options.Path = Next();
+                    break;
+                case "--certs":
+                    options.CertificateFolder = Next();
                     break;
                 case "-c" or "--clients":
                     options.Clients = NextInt(1);
@@ -170,10 +181,10 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds).");
-        if (options.Scenario is not ("echo" or "multicast"))
-            throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, multicast).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl).");
+        if (options.Scenario is not ("echo" or "multicast" or "handshake"))
+            throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, multicast, handshake).");
         if (options.Role != Role.Server && options.Seconds == 0)
             throw new ArgumentException("A client needs --seconds greater than 0.");
         if (options.InFlight > int.MaxValue)

@@ -2,14 +2,18 @@ using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
+using System.IO;
 using System.Linq;
 using System.Net;
+using System.Net.Sockets;
+using System.Security.Authentication;
+using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
 
 namespace NetServer.Benchmark;
 
-internal static class Program
+internal static partial class Program
 {
     private static async Task<int> Main(string[] args)
     {
@@ -31,30 +35,43 @@ internal static class Program
             return 0;
         }
 
+        PeerFactory peers;
+        try
+        {
+            peers = PeerFactory.Create(options);
+        }
+        catch (Exception e) when (e is IOException or CryptographicException)
+        {
+            Console.Error.WriteLine($"Cannot load the TLS certificates: {e.Message}");
+            return 2;
+        }
+
         // Read by the socket engine when it first starts, so set before any socket exists.
         if (options.Threads > 0)
             Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT", options.Threads.ToString(CultureInfo.InvariantCulture));
         if (options.InlineCompletions)
             Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
 
-        PrintHeader(options);
+        PrintHeader(options, peers);
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
         var code = options.Role switch
         {
-            Role.Server => await RunServerAsync(options),
-            Role.Client => await RunClientAsync(options, ParseTarget(options)),
-            _ => await RunBothAsync(options),
+            Role.Server => await RunServerAsync(options, peers),
+            Role.Client => await RunClientAsync(options, peers, peers.Target),
+            _ => await RunBothAsync(options, peers),
         };
         tracer?.Print();
         return code;
     }
 
-    private static void PrintHeader(Options o)
+    private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
         Console.WriteLine(o.Protocol == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
-        if (o.Protocol == "tcp")
+        if (o.Protocol != "uds")
             Console.WriteLine(o.EffectivePort == 0 ? "Server port: any free port" : $"Server port: {o.EffectivePort}");
+        if (peers.CertificateFolder is not null)
+            Console.WriteLine($"Certificates: {peers.CertificateFolder}");
         if (o.Role != Role.Server)
         {
             Console.WriteLine($"Working clients: {o.Clients}");
@@ -62,20 +79,18 @@ internal static class Program
                 Console.WriteLine($"Working messages: {o.Messages}");
         }
 
-        Console.WriteLine($"Message size: {o.Size}");
+        if (o.Scenario != "handshake")
+            Console.WriteLine($"Message size: {o.Size}");
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Seconds to benchmarking: {o.Seconds}"));
     }
 
-    private static EndPoint ParseTarget(Options o) =>
-        o.Protocol == "tcp" ? new IPEndPoint(IPAddress.Parse(o.Address), o.EffectivePort) : new UnixEndPointHolder(o.EffectivePath);
-
-    private static async Task<int> RunBothAsync(Options options)
+    private static async Task<int> RunBothAsync(Options options, PeerFactory peers)
     {
-        using var server = new ServerHandle(options);
+        using var server = peers.CreateServer();
         server.Start();
         using var cts = new CancellationTokenSource();
         var multicasting = options.Scenario == "multicast" ? MulticastLoopAsync(server, options, cts.Token) : Task.CompletedTask;
-        var code = await RunClientAsync(options, server.Endpoint, () => server.Errors, async () =>
+        var code = await RunClientAsync(options, peers, server.Endpoint, () => server.Errors, async () =>
         {
             // Stop producing before the clients go, so the last figures are not disturbed.
             await cts.CancelAsync();
@@ -111,9 +126,9 @@ internal static class Program
         }
     }
 
-    private static async Task<int> RunServerAsync(Options options)
+    private static async Task<int> RunServerAsync(Options options, PeerFactory peers)
     {
-        using var server = new ServerHandle(options);
+        using var server = peers.CreateServer();
         server.Start();
         Console.WriteLine($"Server listening on {server.Endpoint}; {(options.Seconds > 0 ? $"stops after {options.Seconds} s" : "press Enter or Ctrl+C to stop")}.");
         using var cts = new CancellationTokenSource();
@@ -134,7 +149,10 @@ internal static class Program
         var multicasting = options.Scenario == "multicast" ? MulticastLoopAsync(server, options, cts.Token) : Task.CompletedTask;
 
         // Steady state: from one second after traffic starts until the last second with traffic.
-        var samples = new List<(double Time, long Bytes, long Allocated)>();
+        // A sample counts bytes, or established sessions in the handshake scenario.
+        var handshakes = options.Scenario == "handshake";
+        var unit = handshakes ? 1 : options.Size;
+        var samples = new List<(double Time, long Count, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
         while (!cts.IsCancellationRequested)
@@ -151,22 +169,28 @@ internal static class Program
             if (options.Memory)
                 PrintMemory(server, baseline);
 
-            var bytes = options.Scenario == "echo" ? server.BytesReceived : server.BytesSent;
-            samples.Add((watch.Elapsed.TotalSeconds, bytes, GC.GetTotalAllocatedBytes(precise: true)));
+            var count = options.Scenario switch
+            {
+                "echo" => server.BytesReceived,
+                "multicast" => server.BytesSent,
+                _ => server.Counters.Established,
+            };
+            samples.Add((watch.Elapsed.TotalSeconds, count, GC.GetTotalAllocatedBytes(precise: true)));
             if (!options.Quiet && samples.Count > 1)
             {
-                var (t0, b0, a0) = samples[^2];
-                var (t1, b1, a1) = samples[^1];
-                var messages = (b1 - b0) / options.Size;
+                var (t0, c0, a0) = samples[^2];
+                var (t1, c1, a1) = samples[^1];
+                var units = (c1 - c0) / unit;
+                var name = handshakes ? "hs" : "msg";
                 Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {messages / (t1 - t0),12:F0} msg/s  {(messages > 0 ? (a1 - a0) / (double)messages : 0),8:F3} B/msg allocated"));
+                    $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units / (t1 - t0),12:F0} {name}/s  {(units > 0 ? (a1 - a0) / (double)units : 0),8:F3} B/{name} allocated"));
             }
         }
 
         await multicasting;
         server.Stop();
 
-        var active = samples.Select((s, i) => (s, i)).Where(x => x.i > 0 && x.s.Bytes > samples[x.i - 1].Bytes).Select(x => x.i).ToList();
+        var active = samples.Select((s, i) => (s, i)).Where(x => x.i > 0 && x.s.Count > samples[x.i - 1].Count).Select(x => x.i).ToList();
         if (active.Count < 3)
         {
             Console.WriteLine("Not enough traffic for a steady-state figure.");
@@ -175,9 +199,18 @@ internal static class Program
 
         var first = samples[active[0]]; // skip the first active second (warm-up, JIT, connects)
         var last = samples[active[^1]];
-        var report = new Report(options.Protocol, options.Scenario, "server", server.Endpoint.ToString() ?? "", 0, options.Messages, options.Size,
-            options.Seconds, server.Errors, last.Time - first.Time, last.Bytes - first.Bytes, last.Allocated - first.Allocated);
-        report.Print(options.Json);
+        var address = server.Endpoint.ToString() ?? "";
+        if (handshakes)
+        {
+            new HandshakeReport(options.Protocol, "server", address, 0, options.Seconds, server.Errors, last.Time - first.Time,
+                last.Count - first.Count, 0, last.Allocated - first.Allocated).Print(options.Json);
+        }
+        else
+        {
+            new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
+                options.Seconds, server.Errors, last.Time - first.Time, last.Count - first.Count, last.Allocated - first.Allocated).Print(options.Json);
+        }
+
         return server.Errors == 0 ? 0 : 1;
     }
 
@@ -191,7 +224,13 @@ internal static class Program
             $"memory: sessions {sessions}  managed heap {Report.FormatBytes(heap)}  per session {perSession:F0} B (baseline {Report.FormatBytes(baseline)})"));
     }
 
-    private static async Task<int> RunClientAsync(Options options, EndPoint target, Func<long>? serverErrors = null, Func<Task>? measured = null)
+    private static Task<int> RunClientAsync(Options options, PeerFactory peers, EndPoint target, Func<long>? serverErrors = null, Func<Task>? measured = null) =>
+        options.Scenario == "handshake"
+            ? RunHandshakeClientAsync(options, peers, target, serverErrors, measured)
+            : RunTrafficClientAsync(options, peers, target, serverErrors, measured);
+
+    /// <summary>The echo and multicast client: connects every client, then measures the bytes received.</summary>
+    private static async Task<int> RunTrafficClientAsync(Options options, PeerFactory peers, EndPoint target, Func<long>? serverErrors, Func<Task>? measured)
     {
         var echo = options.Scenario == "echo";
         var initial = new byte[echo ? options.InFlight : 0];
@@ -203,16 +242,33 @@ internal static class Program
         {
             var behavior = new ClientBehavior(echo, initial);
             behaviors.Add(behavior);
-            clients.Add(target is IPEndPoint ip
-                ? new BenchTcpClient(ip, behavior) { OptionNoDelay = true }
-                : new BenchUdsClient(target.ToString()!, behavior));
+            clients.Add(peers.CreateClient(target, behavior));
         }
 
         // Connect in modest batches so a large client count does not overflow the listen backlog.
-        using (var connectTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(60)))
+        string? failure = null;
+        try
         {
+            using var connectTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
             foreach (var batch in clients.Chunk(256))
                 await Task.WhenAll(batch.Select(c => c.ConnectAsync(connectTimeout.Token)));
+
+            // A connection that closed during its handshake ends the connect with false rather than an exception.
+            if (clients.FirstOrDefault(c => !c.IsConnected) is { } closed)
+                failure = $"a connection closed while connecting ({closed.DisconnectReason}{(closed.DisconnectException is { } e ? ": " + ErrorText.Describe(e) : "")})";
+        }
+        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
+        {
+            failure = ErrorText.Describe(e);
+        }
+
+        if (failure is not null)
+        {
+            Console.Error.WriteLine($"Cannot connect to {target}: {failure}");
+            if (measured is not null)
+                await measured();
+            await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
+            return 1;
         }
 
         long Received() => behaviors.Sum(b => b.Counters.Received);
@@ -221,27 +277,17 @@ internal static class Program
         var watch = Stopwatch.StartNew();
         var bytes0 = Received();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
-        var deadline = TimeSpan.FromSeconds(options.Seconds);
         var lastTime = 0.0;
         var lastBytes = bytes0;
-        while (true)
+        var total = await WaitOutRunAsync(options, watch, now =>
         {
-            // Read the clock once: the time left can run out between two reads.
-            var wait = deadline - watch.Elapsed;
-            if (wait <= TimeSpan.Zero)
-                break;
-            await Task.Delay(wait < TimeSpan.FromSeconds(1) ? wait : TimeSpan.FromSeconds(1));
-            if (options.Quiet)
-                continue;
-            var now = watch.Elapsed.TotalSeconds;
             var bytes = Received();
-            Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"progress: {now,6:F1} s  {(bytes - lastBytes) / options.Size / Math.Max(now - lastTime, 1e-9),12:F0} msg/s  errors {Errors()}"));
+            var line = string.Create(CultureInfo.InvariantCulture,
+                $"progress: {now,6:F1} s  {(bytes - lastBytes) / options.Size / Math.Max(now - lastTime, 1e-9),12:F0} msg/s  errors {Errors()}");
             lastTime = now;
             lastBytes = bytes;
-        }
-
-        var total = watch.Elapsed.TotalSeconds;
+            return line;
+        });
         var bytes1 = Received();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
 
@@ -249,10 +295,33 @@ internal static class Program
             await measured();
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
-        var report = new Report(options.Protocol, options.Scenario, options.Role == Role.Both ? "both" : "client", target.ToString() ?? "",
+        var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
             options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
+    }
+
+    private static string ClientRole(Options options) => options.Role == Role.Both ? "both" : "client";
+
+    /// <summary>
+    /// Waits until the run's time is up, writing <paramref name="progress"/>'s line to stderr each
+    /// second unless quiet; returns the seconds elapsed on <paramref name="watch"/>.
+    /// </summary>
+    private static async Task<double> WaitOutRunAsync(Options options, Stopwatch watch, Func<double, string> progress)
+    {
+        var deadline = TimeSpan.FromSeconds(options.Seconds);
+        while (true)
+        {
+            // Read the clock once: the time left can run out between two reads.
+            var wait = deadline - watch.Elapsed;
+            if (wait <= TimeSpan.Zero)
+                break;
+            await Task.Delay(wait < TimeSpan.FromSeconds(1) ? wait : TimeSpan.FromSeconds(1));
+            if (!options.Quiet)
+                Console.Error.WriteLine(progress(watch.Elapsed.TotalSeconds));
+        }
+
+        return watch.Elapsed.TotalSeconds;
     }
 }
 

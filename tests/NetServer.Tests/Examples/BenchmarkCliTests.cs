@@ -3,7 +3,9 @@ using System.Globalization;
 using System.IO;
 using System.Linq;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
@@ -14,7 +16,9 @@ namespace NetServer.Tests.Examples;
 
 /// <summary>
 /// The benchmark CLI (<c>netserver-bench</c>) as build/bench.sh and a user run it: a child process
-/// on real sockets, checked through its JSON result line and exit code.
+/// on real sockets, checked through its JSON result line and exit code. ssl runs in one process use
+/// the repository's certs/ as a user's would (found from the program's folder); the tests that
+/// talk TLS themselves give the CLI in-process certificates with --certs.
 /// </summary>
 public sealed class BenchmarkCliTests
 {
@@ -26,6 +30,8 @@ public sealed class BenchmarkCliTests
     [InlineData("tcp", "multicast")]
     [InlineData("uds", "echo")]
     [InlineData("uds", "multicast")]
+    [InlineData("ssl", "echo")]
+    [InlineData("ssl", "multicast")]
     public async Task Both_roles_in_one_process_report_traffic_and_no_error(string protocol, string scenario)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "3", "-z", "1", "-q");
@@ -43,34 +49,66 @@ public sealed class BenchmarkCliTests
         Assert.True(result.GetProperty("allocatedBytesPerMessage").GetDouble() >= 0);
     }
 
-    [Fact]
-    public async Task Server_and_client_roles_run_as_separate_processes()
+    [Theory]
+    [InlineData("tcp")]
+    [InlineData("ssl")]
+    public async Task Server_and_client_roles_run_as_separate_processes(string protocol)
     {
-        await using var server = ProgramProcess.Start(Cli, s_timeout, "tcp", "echo", "--role", "server", "-p", "0", "-z", "0", "-q");
+        using var certificates = new CertificateFolder();
+        await using var server = ProgramProcess.Start(Cli, s_timeout, [protocol, "echo", "--role", "server", "-p", "0", "-z", "0", "-q", .. certificates.Option(protocol)]);
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
 
-        await using var client = ProgramProcess.Start(Cli, s_timeout, "tcp", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "1", "-q");
+        await using var client = ProgramProcess.Start(Cli, s_timeout,
+            [protocol, "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "1", "-q", .. certificates.Option(protocol)]);
         var result = await ResultAsync(client);
         Assert.Equal(0, await client.WaitForExitAsync());
+        Assert.Equal(protocol, result.GetProperty("protocol").GetString());
         Assert.Equal("client", result.GetProperty("role").GetString());
         Assert.Equal(0, result.GetProperty("errors").GetInt64());
         Assert.True(result.GetProperty("totalMessages").GetInt64() > 0, "The client measured no echo.");
     }
 
-    [Fact]
-    public async Task Our_client_drives_any_echo_server_with_the_seed_wire_shape()
+    [Theory]
+    [InlineData("ssl")]
+    [InlineData("tcp")]
+    public async Task Handshake_scenario_reports_handshakes_and_no_error(string protocol)
     {
-        // A plain socket echo server: whatever arrives goes back. The client writes 50 x 16 bytes
-        // per connection once, then bounces what it receives, and counts messages as bytes / 16.
+        await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, "handshake", "-c", "4", "-z", "1", "-q");
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal(protocol, result.GetProperty("protocol").GetString());
+        Assert.Equal("handshake", result.GetProperty("scenario").GetString());
+        Assert.Equal("both", result.GetProperty("role").GetString());
+        Assert.Equal(4, result.GetProperty("clients").GetInt32());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var handshakes = result.GetProperty("handshakes").GetInt64();
+        Assert.True(handshakes > 0, "No handshake was completed.");
+        Assert.True(result.GetProperty("handshakesPerSecond").GetDouble() > 0);
+        Assert.True(result.GetProperty("handshakeNs").GetDouble() > 0);
+
+        // Every cycle makes new objects (socket, session; for TLS the SslStream), so zero would mean the figure is not measured.
+        Assert.True(result.GetProperty("allocatedBytesPerHandshake").GetDouble() > 0);
+    }
+
+    [Theory]
+    [InlineData("tcp")]
+    [InlineData("ssl")]
+    public async Task Our_client_drives_any_echo_server_with_the_seed_wire_shape(string protocol)
+    {
+        // A plain socket (or SslStream) echo server: whatever arrives goes back. The client writes
+        // 50 x 16 bytes per connection once, then bounces what it receives, and counts messages as bytes / 16.
+        using var certificates = new CertificateFolder();
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen();
         using var stop = new CancellationTokenSource();
-        var serving = EchoAllAsync(listener, stop.Token);
+        var serving = EchoAllAsync(listener, protocol == "ssl", stop.Token);
         try
         {
             var port = ((IPEndPoint)listener.LocalEndPoint!).Port;
-            await using var client = ProgramProcess.Start(Cli, s_timeout, "tcp", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-m", "50", "-s", "16", "-z", "1", "-q");
+            await using var client = ProgramProcess.Start(Cli, s_timeout,
+                [protocol, "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-m", "50", "-s", "16", "-z", "1", "-q", .. certificates.Option(protocol)]);
             var result = await ResultAsync(client);
             Assert.Equal(0, await client.WaitForExitAsync());
             Assert.Equal(0, result.GetProperty("errors").GetInt64());
@@ -86,24 +124,30 @@ public sealed class BenchmarkCliTests
         }
     }
 
-    [Fact]
-    public async Task Any_echo_shaped_client_drives_our_server()
+    [Theory]
+    [InlineData("tcp")]
+    [InlineData("ssl")]
+    public async Task Any_echo_shaped_client_drives_our_server(string protocol)
     {
-        await using var server = ProgramProcess.Start(Cli, s_timeout, "tcp", "echo", "--role", "server", "-p", "0", "-z", "0", "-q");
+        using var certificates = new CertificateFolder();
+        await using var server = ProgramProcess.Start(Cli, s_timeout, [protocol, "echo", "--role", "server", "-p", "0", "-z", "0", "-q", .. certificates.Option(protocol)]);
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
 
-        // 1000 x 32 bytes in flight, bounced 20 times; every byte comes back unchanged.
+        // 1000 x 32 bytes in flight, bounced 20 times; every byte comes back unchanged (over TLS: an SslStream client).
+        using var timeout = new CancellationTokenSource(s_timeout);
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port)).WaitAsync(s_timeout);
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), timeout.Token);
+        await using var stream = protocol == "ssl"
+            ? await SecureAsync(socket, server: false, timeout.Token)
+            : new NetworkStream(socket, ownsSocket: true);
         var sent = Enumerable.Range(0, 32_000).Select(static i => (byte)(i * 7)).ToArray();
         var received = new byte[sent.Length];
-        using var timeout = new CancellationTokenSource(s_timeout);
         for (var round = 0; round < 20; round++)
         {
-            await socket.SendAsync(sent, SocketFlags.None, timeout.Token);
+            await stream.WriteAsync(sent, timeout.Token);
             for (var got = 0; got < received.Length;)
             {
-                var n = await socket.ReceiveAsync(received.AsMemory(got), SocketFlags.None, timeout.Token);
+                var n = await stream.ReadAsync(received.AsMemory(got), timeout.Token);
                 Assert.True(n > 0, "The server closed the connection.");
                 got += n;
             }
@@ -116,6 +160,7 @@ public sealed class BenchmarkCliTests
     [InlineData("Unknown protocol", "foo", "echo")]
     [InlineData("Unknown scenario", "tcp", "bar")]
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
+    [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, args);
@@ -138,7 +183,7 @@ public sealed class BenchmarkCliTests
         return IPEndPoint.Parse(endpoint).Port;
     }
 
-    private static async Task EchoAllAsync(Socket listener, CancellationToken token)
+    private static async Task EchoAllAsync(Socket listener, bool secure, CancellationToken token)
     {
         var connections = new System.Collections.Generic.List<Task>();
         try
@@ -146,7 +191,7 @@ public sealed class BenchmarkCliTests
             while (true)
             {
                 var peer = await listener.AcceptAsync(token);
-                connections.Add(EchoAsync(peer, token));
+                connections.Add(EchoAsync(peer, secure, token));
             }
         }
         catch (Exception e) when (e is OperationCanceledException or SocketException or ObjectDisposedException)
@@ -157,21 +202,70 @@ public sealed class BenchmarkCliTests
         await Task.WhenAll(connections);
     }
 
-    private static async Task EchoAsync(Socket peer, CancellationToken token)
+    private static async Task EchoAsync(Socket peer, bool secure, CancellationToken token)
     {
-        using (peer)
+        try
         {
+            await using var stream = secure ? await SecureAsync(peer, server: true, token) : new NetworkStream(peer, ownsSocket: true);
             var buffer = new byte[4096];
-            try
-            {
-                int n;
-                while ((n = await peer.ReceiveAsync(buffer, SocketFlags.None, token)) > 0)
-                    await peer.SendAsync(buffer.AsMemory(0, n), SocketFlags.None, token);
-            }
-            catch (Exception e) when (e is OperationCanceledException or SocketException or IOException)
-            {
-                // The client went away or the test is done.
-            }
+            int n;
+            while ((n = await stream.ReadAsync(buffer, token)) > 0)
+                await stream.WriteAsync(buffer.AsMemory(0, n), token);
         }
+        catch (Exception e) when (e is OperationCanceledException or SocketException or IOException or System.Security.Authentication.AuthenticationException)
+        {
+            // The client went away or the test is done.
+        }
+        finally
+        {
+            peer.Dispose();
+        }
+    }
+
+    /// <summary>TLS over <paramref name="socket"/> with the in-process test certificates (those <see cref="CertificateFolder"/> gives the CLI).</summary>
+    private static async Task<Stream> SecureAsync(Socket socket, bool server, CancellationToken token)
+    {
+        var tls = new SslStream(new NetworkStream(socket, ownsSocket: true));
+        try
+        {
+            if (server)
+            {
+                await tls.AuthenticateAsServerAsync(new SslServerAuthenticationOptions { ServerCertificate = TestCertificates.Server }, token);
+            }
+            else
+            {
+                var policy = new X509ChainPolicy { TrustMode = X509ChainTrustMode.CustomRootTrust, RevocationMode = X509RevocationMode.NoCheck };
+                policy.CustomTrustStore.Add(TestCertificates.Authority);
+                await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions { TargetHost = "127.0.0.1", CertificateChainPolicy = policy }, token);
+            }
+
+            return tls;
+        }
+        catch
+        {
+            await tls.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// A temporary certificate folder for the CLI's --certs: the in-process test server certificate
+    /// as server.pfx (the CLI's password) and the test CA as ca.pem.
+    /// </summary>
+    private sealed class CertificateFolder : IDisposable
+    {
+        private readonly string _path = Path.Combine(Path.GetTempPath(), $"netserver-bench-certs-{Guid.NewGuid():N}");
+
+        public CertificateFolder()
+        {
+            Directory.CreateDirectory(_path);
+            File.WriteAllBytes(Path.Combine(_path, "server.pfx"), TestCertificates.Server.Export(X509ContentType.Pkcs12, "netserver"));
+            File.WriteAllText(Path.Combine(_path, "ca.pem"), TestCertificates.Authority.ExportCertificatePem());
+        }
+
+        /// <summary>The --certs option for <paramref name="protocol"/> (none unless ssl).</summary>
+        public string[] Option(string protocol) => protocol == "ssl" ? ["--certs", _path] : [];
+
+        public void Dispose() => Directory.Delete(_path, recursive: true);
     }
 }
