@@ -357,14 +357,17 @@ internal sealed partial class Connection
     }
 
     /// <summary>
-    /// A stream read or write failed. Ordinary ends (the peer left, we closed) close quietly;
+    /// A stream read or write failed. Ordinary ends (the peer left, we closed or are closing) close quietly;
     /// anything else (a corrupt record, a TLS alert) is reported through OnError, and the exception
     /// is kept in <see cref="Exception"/> so its message is not lost.
     /// </summary>
     private void StreamFailed(Exception exception)
     {
         var error = SocketErrors.FromException(exception);
-        if (IsSocketClosed || SocketErrors.IsDisconnect(error))
+
+        // While closing, the peer's reaction to our close (an alert for an end of stream without
+        // close_notify, a reset) ends the close; it is not an error of the application's.
+        if (IsSocketClosed || !IsOpen || SocketErrors.IsDisconnect(error))
         {
             Abort(SocketErrors.ToReason(error));
             return;

@@ -104,12 +104,7 @@ public class HandshakeFailureTests
         await bench.AssertServesAsync(TestCertificates.ClientContext());
     }
 
-    [Fact(Skip = "Library bug: StreamClient.ConnectCoreAsync returns `false` from `if (!Established(connection, startReceiving: true)) return false;` "
-        + "when the TLS handshake has already failed (and closed the connection) before Established() returns, so ConnectAsync(CancellationToken) "
-        + "returns false instead of throwing the handshake's AuthenticationException (OnHandshakeFailed and DisconnectException are right). "
-        + "Deterministic with a handshake that fails before its first I/O (SSL 3.0 below); with a refused server certificate it happens about 2 times in 100. "
-        + "Fix: `var open = Established(...); if (await connection.WhenHandshakeDone().ConfigureAwait(false) && open) return true;` "
-        + "followed by the existing HandshakeFailed rethrow (with that change this test and the whole Ssl folder pass).")]
+    [Fact]
     public async Task ConnectAsync_with_a_token_throws_the_handshake_failure_however_early_the_handshake_fails()
     {
         await using var bench = new SslEchoServer(new SslContext(SslProtocols.None, TestCertificates.UntrustedServer));
