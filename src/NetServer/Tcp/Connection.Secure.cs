@@ -290,7 +290,7 @@ internal sealed partial class Connection
             int received;
             try
             {
-                received = read.GetAwaiter().GetResult();
+                received = read.GetAwaiter().GetResult(); // completed (waited for above): takes its result or exception, never blocks
             }
             catch (Exception e)
             {
@@ -459,7 +459,7 @@ internal sealed partial class Connection
     {
         try
         {
-            write.GetAwaiter().GetResult();
+            write.GetAwaiter().GetResult(); // a completed ValueTask: consumes it (its result or exception), never blocks
         }
         catch (Exception e)
         {

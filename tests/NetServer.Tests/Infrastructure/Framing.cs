@@ -207,8 +207,9 @@ internal static class HarnessExtensions
         {
             position = FillUntilRefused(connection, position, chunkSize);
 
-            // The kernel may still take what was queued (TCP grows its buffers): fill again until it stops.
-            if (await WaitUntilStableAsync(() => connection.BytesPending, "the send queue", allowZero: true) > 0)
+            // The kernel may still take what was queued (TCP grows its buffers, a zero window is
+            // probed with back-off): fill again until it has taken nothing for half a second.
+            if (await WaitUntilStableAsync(() => connection.BytesPending, "the send queue", TimeSpan.FromMilliseconds(500), allowZero: true) > 0)
                 return FillUntilRefused(connection, position, chunkSize);
         }
 
