@@ -306,7 +306,6 @@ internal sealed partial class Connection
             Monitor.PulseAll(this);
         }
 
-        _handshake?.TrySetResult(false);
         _finished?.TrySetResult(true);
     }
 
