@@ -131,12 +131,21 @@ internal sealed partial class Connection
     /// </param>
     private bool BeginClose(DisconnectReason reason, bool graceful, Exception? exception, bool lingerExpired = false)
     {
+        // Hold the connection from before the state changes until OnDisconnecting has run and the
+        // reason is recorded: once the state says closing, the loops may finish the close at once,
+        // and OnDisconnected must neither overtake OnDisconnecting nor miss the reason.
+        if (!TryAddReference())
+            return false;
+
         int previous;
         do
         {
             previous = Volatile.Read(ref _state);
             if (previous >= StateClosed || (previous == StateClosing && graceful) || (lingerExpired && previous != StateClosing))
+            {
+                ReleaseReference();
                 return false;
+            }
         }
         while (Interlocked.CompareExchange(ref _state, graceful ? StateClosing : StateClosed, previous) != previous);
 
@@ -147,8 +156,6 @@ internal sealed partial class Connection
         if (exception is not null)
             Interlocked.CompareExchange(ref _exception, exception, null);
 
-        // Hold the connection while OnDisconnecting runs, so OnDisconnected cannot overtake it.
-        AddReference();
         try
         {
             if (previous == StateOpen)
@@ -268,12 +275,6 @@ internal sealed partial class Connection
 
     /// <summary>Ends the hold a connection is created with (see the constructor).</summary>
     public void Release() => ReleaseReference();
-
-    private void AddReference()
-    {
-        var ok = TryAddReference();
-        System.Diagnostics.Debug.Assert(ok, "A reference was taken on a finished connection.");
-    }
 
     private void ReleaseReference()
     {
