@@ -151,8 +151,14 @@ internal sealed partial class Connection
 
         if (lingerExpired && Volatile.Read(ref _queueDrained) == 0)
             Volatile.Write(ref _reason, (int)reason); // queued bytes are being dropped: say so
-        else
-            Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None);
+        else if (Interlocked.CompareExchange(ref _reason, (int)reason, (int)DisconnectReason.None) == (int)DisconnectReason.PeerClosed
+            && reason == DisconnectReason.ConnectionReset && previous == StateClosing && Volatile.Read(ref _queueDrained) == 0)
+        {
+            // An end of stream followed by a reset while we still flush was a reset all along: the
+            // kernel hands a reset's error to one call only (send or receive, whichever asks
+            // first), and the other sees a plain end of stream. What we still owed is lost: say so.
+            Interlocked.CompareExchange(ref _reason, (int)DisconnectReason.ConnectionReset, (int)DisconnectReason.PeerClosed);
+        }
         if (exception is not null)
             Interlocked.CompareExchange(ref _exception, exception, null);
 

@@ -12,7 +12,10 @@ public enum DisconnectReason
     /// <summary>The peer closed its side (end of stream); queued bytes were still sent before closing.</summary>
     PeerClosed,
 
-    /// <summary>The peer reset or aborted the connection.</summary>
+    /// <summary>
+    /// The peer reset or aborted the connection (also when it ended its side and then reset the
+    /// connection while replies owed to it were still being sent: those were lost).
+    /// </summary>
     ConnectionReset,
 
     /// <summary>The server stopped, or disconnected all sessions.</summary>

@@ -258,6 +258,43 @@ public class HookOrderTests
     }
 
     [Theory]
+    [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
+    public async Task Session_peer_that_ends_its_side_then_resets_while_replies_are_owed_gives_ConnectionReset(TransportKind kind)
+    {
+        // The end of stream starts a graceful PeerClosed close that still owes the peer a large
+        // reply; the reset that follows loses it, so the reason must say reset. (The kernel hands a
+        // reset's error to one call only, so this is also what happens when a reset is first seen
+        // by the sender and the receive loop then reads a plain end of stream.)
+        await using var harness = new ServerHarness(kind);
+        RecordServerHooks(harness);
+        var reply = new byte[32 * 1024 * 1024];
+        harness.Probe.ConfigureSession = probe =>
+        {
+            RecordClientHooks(probe);
+            probe.Connected = session => Assert.True(session.SendAsync(reply));
+        };
+        Assert.True(harness.Start());
+
+        var (peer, session, probe) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            await Wait.UntilAsync(() => session.BytesPending > 0, "the reply to fill the kernel buffers");
+            peer.Shutdown(SocketShutdown.Send);
+            await Wait.UntilAsync(() => probe.Events.Contains("disconnecting"), "the session to start its graceful close");
+            Assert.True(session.BytesPending > 0, "The reply was all sent although the peer read none of it.");
+            Assert.Equal(0, probe.DisconnectedCount);
+
+            if (kind == TransportKind.Tcp)
+                peer.LingerState = new LingerOption(true, 0);
+            peer.Close();
+
+            Assert.Equal(DisconnectReason.ConnectionReset, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+            Assert.Equal(DisconnectReason.ConnectionReset, session.DisconnectReason);
+            AssertDisconnectedOnceAndLast(await SettledEventsAsync(probe, "server-disconnected"), server: true);
+        }
+    }
+
+    [Theory]
     [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
     public Task Session_Disconnect_gives_one_last_OnDisconnected_LocalDisconnect(TransportKind kind) =>
         SessionEndingAsync(kind, Ending.LocalDisconnect, DisconnectReason.LocalDisconnect);
