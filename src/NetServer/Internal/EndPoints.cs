@@ -1,10 +1,13 @@
 using System;
+using System.Linq;
 using System.Net;
+using System.Net.Sockets;
+using System.Threading.Tasks;
 using NetServer.Internal;
 
 namespace NetServer;
 
-/// <summary>Endpoint parsing shared by the TCP servers and clients.</summary>
+/// <summary>Endpoint parsing and host-name resolution shared by the TCP and UDP servers and clients.</summary>
 internal static class EndPoints
 {
     /// <summary>An IP endpoint when <paramref name="address"/> is an IP address, otherwise a DNS endpoint resolved later.</summary>
@@ -36,4 +39,22 @@ internal static class EndPoints
         DnsEndPoint dns => dns.Port,
         _ => 0,
     };
+
+    /// <summary>Resolves a host name endpoint to an IP endpoint (blocking); other endpoints are returned as they are.</summary>
+    /// <exception cref="SocketException">The host name does not resolve (to an address of the requested family).</exception>
+    public static EndPoint Resolve(EndPoint endpoint) =>
+        endpoint is DnsEndPoint dns ? Pick(dns, Dns.GetHostAddresses(dns.Host)) : endpoint;
+
+    /// <summary>Resolves a host name endpoint to an IP endpoint without blocking; other endpoints are returned as they are.</summary>
+    /// <exception cref="SocketException">The host name does not resolve (to an address of the requested family).</exception>
+    public static async ValueTask<EndPoint> ResolveAsync(EndPoint endpoint) =>
+        endpoint is DnsEndPoint dns ? Pick(dns, await Dns.GetHostAddressesAsync(dns.Host).ConfigureAwait(false)) : endpoint;
+
+    private static IPEndPoint Pick(DnsEndPoint dns, IPAddress[] addresses)
+    {
+        // Prefer the family the endpoint asks for; otherwise the resolver's first answer.
+        var address = addresses.FirstOrDefault(a => dns.AddressFamily == AddressFamily.Unspecified || a.AddressFamily == dns.AddressFamily)
+            ?? throw new SocketException((int)SocketError.HostNotFound);
+        return new IPEndPoint(address, dns.Port);
+    }
 }

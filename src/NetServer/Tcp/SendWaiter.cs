@@ -1,4 +1,5 @@
 using System;
+using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
@@ -37,6 +38,9 @@ internal sealed class SendWaiter
 
     public long Watermark { get; set; }
 
+    /// <summary>Where the parked bytes go, for a datagram sender (null for stream senders).</summary>
+    public EndPoint? Target { get; private set; }
+
     public bool IsFlush { get; private set; }
 
     public int Length => Shared?.Length ?? Data.Length;
@@ -51,6 +55,10 @@ internal sealed class SendWaiter
         shared?.AddReference();
         return new SendWaiter(synchronous) { Data = data, Shared = shared };
     }
+
+    /// <summary>A datagram sender waiting for room in a UDP send queue.</summary>
+    public static SendWaiter ForDatagram(EndPoint target, ReadOnlyMemory<byte> data) =>
+        new(synchronous: false) { Data = data, Target = target };
 
     /// <summary>A caller waiting until the queue has sent everything up to <paramref name="watermark"/>.</summary>
     public static SendWaiter ForFlush(long watermark, bool synchronous) =>

@@ -1,4 +1,3 @@
-using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Tasks;
@@ -74,17 +73,7 @@ public abstract class TcpClientBase : StreamClient
             socket.NoDelay = true;
     }
 
-    private protected override EndPoint ResolveSync(EndPoint endpoint) =>
-        endpoint is DnsEndPoint dns ? Pick(dns, Dns.GetHostAddresses(dns.Host)) : endpoint;
+    private protected override EndPoint ResolveSync(EndPoint endpoint) => EndPoints.Resolve(endpoint);
 
-    private protected override async ValueTask<EndPoint> ResolveAsync(EndPoint endpoint) =>
-        endpoint is DnsEndPoint dns ? Pick(dns, await Dns.GetHostAddressesAsync(dns.Host).ConfigureAwait(false)) : endpoint;
-
-    private static IPEndPoint Pick(DnsEndPoint dns, IPAddress[] addresses)
-    {
-        // Prefer the family the endpoint asks for; otherwise the resolver's first answer.
-        var address = addresses.FirstOrDefault(a => dns.AddressFamily == AddressFamily.Unspecified || a.AddressFamily == dns.AddressFamily)
-            ?? throw new SocketException((int)SocketError.HostNotFound);
-        return new IPEndPoint(address, dns.Port);
-    }
+    private protected override ValueTask<EndPoint> ResolveAsync(EndPoint endpoint) => EndPoints.ResolveAsync(endpoint);
 }

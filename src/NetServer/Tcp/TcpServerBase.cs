@@ -75,8 +75,7 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
         return value;
     }
 
-    private protected override EndPoint ResolveEndpoint(EndPoint endpoint) =>
-        endpoint is DnsEndPoint dns ? new IPEndPoint(Dns.GetHostAddresses(dns.Host)[0], dns.Port) : endpoint;
+    private protected override EndPoint ResolveEndpoint(EndPoint endpoint) => EndPoints.Resolve(endpoint);
 
     private protected override void ConfigureListener(Socket listener)
     {

@@ -94,6 +94,40 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
         return true;
     }
 
+    /// <summary>Receives one datagram; its sender is in <see cref="SocketAsyncEventArgs.RemoteEndPoint"/> afterwards.</summary>
+    public ValueTask<SocketResult> ReceiveFromAsync(Socket socket, byte[] buffer, int count, EndPoint any)
+    {
+        if (BufferList is not null)
+            BufferList = null;
+        SetBuffer(buffer, 0, count);
+        RemoteEndPoint = any;
+        try
+        {
+            return socket.ReceiveFromAsync(this) ? Pending() : CompletedResult();
+        }
+        catch (ObjectDisposedException)
+        {
+            return new ValueTask<SocketResult>(new SocketResult(0, SocketError.OperationAborted));
+        }
+    }
+
+    /// <summary>Sends <paramref name="count"/> bytes of <paramref name="array"/> as one datagram to <paramref name="target"/>.</summary>
+    public ValueTask<SocketResult> SendToAsync(Socket socket, byte[] array, int count, EndPoint target)
+    {
+        if (BufferList is not null)
+            BufferList = null;
+        SetBuffer(array, 0, count);
+        RemoteEndPoint = target;
+        try
+        {
+            return socket.SendToAsync(this) ? Pending() : CompletedResult();
+        }
+        catch (ObjectDisposedException)
+        {
+            return new ValueTask<SocketResult>(new SocketResult(0, SocketError.OperationAborted));
+        }
+    }
+
     public ValueTask<SocketResult> AcceptAsync(Socket listener)
     {
         AcceptSocket = null;

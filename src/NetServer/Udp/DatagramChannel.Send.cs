@@ -1,0 +1,286 @@
+using System;
+using System.Collections.Generic;
+using System.Net;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Internal;
+using NetServer.Tcp;
+using NetServer.Transport;
+
+namespace NetServer.Udp;
+
+/// <summary>What a datagram send did.</summary>
+internal enum DatagramSendStatus
+{
+    /// <summary>The kernel took the datagram before the call returned.</summary>
+    Sent,
+
+    /// <summary>The datagram is queued (or its send is pending); it goes out unless the socket closes first.</summary>
+    Queued,
+
+    /// <summary>The send limit refused it; nothing was queued.</summary>
+    Full,
+
+    /// <summary>The caller is parked in the room waiter it passed in.</summary>
+    Waiting,
+
+    /// <summary>The send failed at once; OnError has reported why.</summary>
+    Failed,
+
+    /// <summary>The socket is closed.</summary>
+    Closed,
+}
+
+/// <summary>
+/// The send side. Any thread may send; a send never fails because another is in flight. When
+/// nothing is queued, the sender's own thread hands its datagram to the kernel. Otherwise the
+/// datagram is copied into the bounded queue and the one active <em>flusher</em> (the thread that
+/// found the queue idle, or the completion of its pending send) sends it in turn. OnSent and the
+/// OnError of a failed datagram run only on the flusher, so a send made from them only queues:
+/// there is no recursion. A datagram that fails (a bad endpoint, too large, unreachable) is
+/// reported and dropped; the next one goes on.
+/// </summary>
+internal sealed partial class DatagramChannel
+{
+    private readonly object _sendLock = new();
+    private readonly DatagramQueue _queue;
+    private Queue<SendWaiter>? _waiters; // senders parked for room, in arrival order
+    private bool _flushing;
+    private long _bytesPending;
+    private int _datagramsPending;
+    private long _bytesSending;
+
+    /// <summary>Bytes accepted and not yet handed to the kernel (queued and in flight).</summary>
+    public long BytesPending => Volatile.Read(ref _bytesPending);
+
+    /// <summary>Bytes inside a pending socket send right now.</summary>
+    public long BytesSending => Volatile.Read(ref _bytesSending);
+
+    /// <summary>
+    /// Sends <paramref name="data"/> to <paramref name="target"/> as one datagram, or queues it, or
+    /// refuses it. With a <paramref name="roomWaiter"/>, a refusal parks the waiter instead. A
+    /// <paramref name="completion"/> is finished with the outcome once a queued datagram is done.
+    /// </summary>
+    public DatagramSendStatus Send(EndPoint target, ReadOnlySpan<byte> data, SendWaiter? roomWaiter, SendWaiter? completion)
+    {
+        lock (_sendLock)
+        {
+            if (!IsOpen)
+                return DatagramSendStatus.Closed;
+            if (!HasRoomLocked(data.Length))
+            {
+                if (roomWaiter is null)
+                    return DatagramSendStatus.Full;
+                (_waiters ??= new Queue<SendWaiter>()).Enqueue(roomWaiter);
+                return DatagramSendStatus.Waiting;
+            }
+
+            AccountLocked(data.Length, 1);
+            if (_flushing)
+            {
+                _queue.Enqueue(_queue.Copy(target, data, completion));
+                return DatagramSendStatus.Queued;
+            }
+
+            // The queue is idle: become the flusher.
+            if (!TryAddReference())
+            {
+                AccountLocked(-data.Length, -1);
+                return DatagramSendStatus.Closed;
+            }
+
+            _flushing = true;
+        }
+
+        // The socket API takes memory that may outlive this call (a send the kernel cannot take at
+        // once completes later), so even the direct send goes from a pooled copy.
+        var datagram = _queue.Copy(target, data, completion);
+        var send = _transport.SendAsync(datagram.Array, datagram.Count, target);
+        if (!send.IsCompleted)
+        {
+            _ = AwaitSendAsync(send, datagram);
+            return DatagramSendStatus.Queued;
+        }
+
+        var sent = Done(datagram, send.Result); // completed: Result does not block
+        FlushLoop();
+        return sent ? DatagramSendStatus.Sent : DatagramSendStatus.Failed;
+    }
+
+    private bool HasRoomLocked(int length)
+    {
+        // Parked senders go first.
+        if (_waiters is { Count: > 0 } && HasParkedSender())
+            return false;
+        var limit = _owner.EffectiveSendLimit;
+        var cost = _bytesPending + ((long)_datagramsPending * DatagramQueue.Overhead);
+        return _datagramsPending == 0 || cost + length + DatagramQueue.Overhead <= limit;
+    }
+
+    private bool HasParkedSender()
+    {
+        foreach (var waiter in _waiters!)
+        {
+            if (!waiter.IsClaimed)
+                return true;
+        }
+
+        return false;
+    }
+
+    private void AccountLocked(long bytes, int datagrams)
+    {
+        Volatile.Write(ref _bytesPending, _bytesPending + bytes);
+        _datagramsPending += datagrams;
+    }
+
+    // --- Flusher ---
+
+    /// <summary>
+    /// Runs while this thread holds the flusher role: sends queued datagrams in order and gives the
+    /// role up when the queue is empty (or hands it to the completion of a pending send).
+    /// </summary>
+    private void FlushLoop()
+    {
+        while (TakeNext(out var datagram))
+        {
+            var send = _transport.SendAsync(datagram.Array, datagram.Count, datagram.Target);
+            if (!send.IsCompleted)
+            {
+                _ = AwaitSendAsync(send, datagram);
+                return;
+            }
+
+            Done(datagram, send.Result); // completed: Result does not block
+        }
+    }
+
+    /// <summary>The next datagram to send; or, with none (or the socket closed), gives up the flusher role and returns false.</summary>
+    private bool TakeNext(out QueuedDatagram datagram)
+    {
+        lock (_sendLock)
+        {
+            if (IsOpen && _queue.TryDequeue(out datagram))
+                return true;
+            _flushing = false;
+            _queue.TrimIfEmpty();
+        }
+
+        datagram = default;
+        ReleaseReference(); // Finish drops whatever a close left queued
+        return false;
+    }
+
+    /// <summary>A send the kernel could not take at once: its completion continues the flusher's loop.</summary>
+    private async Task AwaitSendAsync(ValueTask<SocketResult> send, QueuedDatagram datagram)
+    {
+        Volatile.Write(ref _bytesSending, datagram.Count);
+        var result = await send.ConfigureAwait(false);
+        Volatile.Write(ref _bytesSending, 0);
+        Done(datagram, result);
+        FlushLoop();
+    }
+
+    /// <summary>
+    /// Settles a datagram the flusher tried to send: statistics, OnSent or OnError, the waiting
+    /// blocking sender; frees its copy and its room. Returns whether the kernel took it.
+    /// </summary>
+    private bool Done(QueuedDatagram datagram, SocketResult result)
+    {
+        _queue.Recycle(datagram);
+        lock (_sendLock)
+        {
+            AccountLocked(-datagram.Count, -1);
+            if (_waiters is { Count: > 0 })
+                ReleaseRoomWaitersLocked();
+        }
+
+        var sent = result.IsSuccess;
+        if (sent)
+        {
+            _owner.CountSent(result.BytesTransferred);
+            RaiseSent(datagram.Target, result.BytesTransferred);
+        }
+        else if (IsOpen && !IsSocketGone(result.Error))
+        {
+            RaiseError(result.Error);
+        }
+
+        if (datagram.Completion is { } completion && completion.TryClaim())
+            completion.Finish(sent);
+        return sent;
+    }
+
+    /// <summary>Queues the datagrams of parked senders that now fit, in arrival order.</summary>
+    private void ReleaseRoomWaitersLocked()
+    {
+        var waiters = _waiters!;
+        while (waiters.Count > 0)
+        {
+            var waiter = waiters.Peek();
+            if (waiter.IsClaimed)
+            {
+                waiters.Dequeue(); // cancelled while parked
+                continue;
+            }
+
+            if (_datagramsPending != 0 && _bytesPending + ((long)_datagramsPending * DatagramQueue.Overhead) + waiter.Length + DatagramQueue.Overhead > _owner.EffectiveSendLimit)
+                return;
+            waiters.Dequeue();
+            if (!waiter.TryClaim())
+                continue;
+            AccountLocked(waiter.Length, 1);
+            _queue.Enqueue(_queue.Copy(waiter.Target!, waiter.Data.Span, completion: null));
+            waiter.Finish(true);
+        }
+    }
+
+    private void FailRoomWaiters()
+    {
+        lock (_sendLock)
+        {
+            while (_waiters is { Count: > 0 })
+            {
+                var waiter = _waiters.Dequeue();
+                if (waiter.TryClaim())
+                    waiter.Finish(false);
+            }
+        }
+    }
+
+    /// <summary>Drops what a close left queued (the flusher is gone): copies back to the pool, blocking senders told.</summary>
+    private void DropQueue()
+    {
+        lock (_sendLock)
+        {
+            while (_queue.TryDequeue(out var datagram))
+            {
+                _queue.Recycle(datagram);
+                AccountLocked(-datagram.Count, -1);
+                if (datagram.Completion is { } completion && completion.TryClaim())
+                    completion.Finish(false);
+            }
+
+            _queue.TrimIfEmpty();
+        }
+
+        FailRoomWaiters();
+    }
+
+    private void RaiseSent(EndPoint target, int sent)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeSent(target, sent);
+        }
+        catch (Exception e)
+        {
+            _owner.ReportHandlerFailure(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+}

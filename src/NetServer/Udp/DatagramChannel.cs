@@ -1,0 +1,185 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Internal;
+
+namespace NetServer.Udp;
+
+/// <summary>
+/// The engine behind one open UDP socket, from bind to close: one receive loop, one send queue
+/// drained by one flusher at a time, limits and statistics. <see cref="UdpPeer"/> (servers and
+/// clients) owns one per Start/Connect, so a restart begins with a fresh engine and a late
+/// callback of the old one cannot touch the new one.
+/// </summary>
+/// <remarks>
+/// Lifetime is reference counted, as for stream connections: the open socket, the running receive
+/// loop and the active flusher each hold a reference. <see cref="Close"/> drops the socket's; the
+/// loops drop theirs when they notice. Whoever drops the last runs <see cref="Finish"/>, which
+/// raises the owner's final hook (OnStopped, OnDisconnected) after every other hook of this socket
+/// has returned.
+/// </remarks>
+#pragma warning disable CA1001 // Not IDisposable on purpose: the last reference runs Finish, which frees everything.
+internal sealed partial class DatagramChannel
+#pragma warning restore CA1001
+{
+    private readonly UdpPeer _owner;
+    private readonly Socket _socket;
+    private readonly BufferPool _pool;
+    private readonly DatagramTransport _transport;
+    private int _closed;
+    private int _references = 1; // the open socket
+    private volatile bool _finished;
+    private TaskCompletionSource<bool>? _whenFinished;
+
+    /// <param name="owner">The server or client.</param>
+    /// <param name="socket">The bound (and, for a client, possibly connected) socket; the channel owns it from now on.</param>
+    /// <param name="pool">Where the channel's buffers come from.</param>
+    public DatagramChannel(UdpPeer owner, Socket socket, BufferPool pool)
+    {
+        _owner = owner;
+        _socket = socket;
+        _pool = pool;
+        _transport = new DatagramTransport(socket);
+        _queue = new DatagramQueue(pool);
+    }
+
+    public Socket Socket => _socket;
+
+    public bool IsOpen => Volatile.Read(ref _closed) == 0;
+
+    public bool IsFinished => _finished;
+
+    /// <summary>
+    /// Closes the socket: the receive loop and a pending send end with an abort, queued datagrams
+    /// are dropped, parked senders are refused. Returns false if the channel was already closed.
+    /// </summary>
+    public bool Close()
+    {
+        if (Interlocked.Exchange(ref _closed, 1) != 0)
+            return false;
+        _socket.Dispose();
+        FailRoomWaiters();
+        ReleaseReference();
+        return true;
+    }
+
+    // --- Lifetime ---
+
+    /// <summary>Takes a reference unless the channel has already finished.</summary>
+    private bool TryAddReference()
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref _references);
+            if (current == 0)
+                return false;
+            if (Interlocked.CompareExchange(ref _references, current + 1, current) == current)
+                return true;
+        }
+    }
+
+    private void ReleaseReference()
+    {
+        if (Interlocked.Decrement(ref _references) == 0)
+            Finish();
+    }
+
+    /// <summary>Runs once, after the socket is closed and both loops have let go.</summary>
+    private void Finish()
+    {
+        _transport.Dispose();
+        DropQueue();
+        _owner.OnChannelFinished(this);
+
+        lock (this)
+        {
+            _finished = true;
+            Monitor.PulseAll(this);
+        }
+
+        Volatile.Read(ref _whenFinished)?.TrySetResult(true);
+    }
+
+    /// <summary>
+    /// Blocks until <see cref="Finish"/> has run or <paramref name="timeout"/> passes. Inside a
+    /// NetServer hook it does not wait (the hook may be what the channel waits for) and returns false.
+    /// </summary>
+    public bool WaitForFinish(TimeSpan timeout)
+    {
+        if (_finished)
+            return true;
+        if (CallbackScope.IsActive)
+            return false;
+
+        var deadline = DateTime.UtcNow + timeout;
+        lock (this)
+        {
+            while (!_finished)
+            {
+                var left = deadline - DateTime.UtcNow;
+                if (left <= TimeSpan.Zero || !Monitor.Wait(this, left))
+                    return _finished;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>Completes after <see cref="Finish"/> has run.</summary>
+    public Task WhenFinished()
+    {
+        if (_finished)
+            return Task.CompletedTask;
+        var completion = Volatile.Read(ref _whenFinished);
+        if (completion is null)
+        {
+            completion = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            completion = Interlocked.CompareExchange(ref _whenFinished, completion, null) ?? completion;
+        }
+
+        // Finish may have run between the check and the publication above.
+        if (_finished)
+            completion.TrySetResult(true);
+        return completion.Task;
+    }
+
+    // --- Hooks: every user hook runs inside a callback scope; one that throws is reported, and the socket goes on. ---
+
+    private void RaiseError(SocketError error)
+    {
+        CallbackScope.Enter();
+        try
+        {
+            _owner.InvokeError(error);
+        }
+        catch (Exception e)
+        {
+            _owner.ReportHandlerFailure(e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+        }
+    }
+
+    /// <summary>
+    /// Reports an error found by a sender (a datagram refused for lack of room, or too large to
+    /// send) through OnError, unless the channel has already finished: the reference held meanwhile
+    /// keeps the final hook from overtaking the report.
+    /// </summary>
+    public void ReportError(SocketError error)
+    {
+        if (!TryAddReference())
+            return;
+        try
+        {
+            RaiseError(error);
+        }
+        finally
+        {
+            ReleaseReference();
+        }
+    }
+}
