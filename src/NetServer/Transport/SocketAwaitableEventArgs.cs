@@ -94,13 +94,17 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
         return true;
     }
 
-    /// <summary>Receives one datagram; its sender is in <see cref="SocketAsyncEventArgs.RemoteEndPoint"/> afterwards.</summary>
+    /// <summary>
+    /// Receives one datagram; its sender is in <see cref="SocketAsyncEventArgs.RemoteEndPoint"/>
+    /// afterwards. The previous sender stays there as the template: the runtime reuses it when the
+    /// next datagram comes from the same sender.
+    /// </summary>
     public ValueTask<SocketResult> ReceiveFromAsync(Socket socket, byte[] buffer, int count, EndPoint any)
     {
         if (BufferList is not null)
             BufferList = null;
         SetBuffer(buffer, 0, count);
-        RemoteEndPoint = any;
+        RemoteEndPoint ??= any;
         try
         {
             return socket.ReceiveFromAsync(this) ? Pending() : CompletedResult();

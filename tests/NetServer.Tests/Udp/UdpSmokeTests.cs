@@ -55,4 +55,36 @@ public class UdpSmokeTests
 
         await pool.AssertAllReturnedAsync();
     }
+
+    [Fact]
+    public async Task Each_of_many_clients_gets_its_own_echoes()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new EchoServer(new IPEndPoint(IPAddress.Loopback, 0)) { BufferPool = pool })
+        {
+            Assert.True(server.Start());
+            var clients = new Client[10];
+            for (var c = 0; c < clients.Length; c++)
+            {
+                clients[c] = new Client((IPEndPoint)server.Endpoint) { BufferPool = pool };
+                Assert.True(clients[c].Connect());
+            }
+
+            for (var i = 0; i < 20; i++)
+            {
+                for (var c = 0; c < clients.Length; c++)
+                    Assert.True(clients[c].SendAsync($"client {c} message {i}"));
+            }
+
+            for (var c = 0; c < clients.Length; c++)
+            {
+                var client = clients[c];
+                await Wait.UntilAsync(() => client.Got.Count == 20, $"client {c}'s 20 echoes");
+                Assert.All(client.Got, text => Assert.StartsWith($"client {c} ", text));
+                await client.DisposeAsync();
+            }
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
 }
