@@ -13,8 +13,8 @@ using Xunit;
 namespace NetServer.Tests.Tcp;
 
 /// <summary>
-/// The NetCoreServer-compatible surface (shared/API-NetCoreServer.md) of the TCP and Unix socket
-/// types, checked by reflection against a list written out by hand: constructors, properties,
+/// The NetCoreServer-compatible surface (shared/API-NetCoreServer.md) of the TCP, TLS, Unix socket
+/// and UDP types, checked by reflection against a list written out by hand: constructors, properties,
 /// methods and hooks with their parameter types, return types, access and virtual-ness. Members
 /// may be declared on NetServer's base classes; what counts is that they are reachable (and, for
 /// virtual ones, overridable) from the public type. Each type's failures are reported together.
@@ -324,8 +324,95 @@ public class ApiSurfaceTests
         return list;
     }
 
+    /// <summary>The five data overloads of a public virtual method, after a leading endpoint (UDP).</summary>
+    private static IEnumerable<Expectation> EndpointDataOverloads(string name, Type returns) =>
+        DataOverloads(name, returns).Cast<Method>().Select(m => m with { Parameters = [typeof(EndPoint), .. m.Parameters] });
+
+    /// <summary>What the UDP server and client share: statistics, options, datagram I/O and hooks.</summary>
+    private static List<Expectation> Udp()
+    {
+        var endpointRef = typeof(EndPoint).MakeByRefType();
+        var list = new List<Expectation>
+        {
+            new Property("Id", typeof(Guid)),
+            new Property("Address", typeof(string)),
+            new Property("Port", typeof(int)),
+            new Property("Endpoint", typeof(EndPoint)),
+            new Property("Socket", typeof(Socket)),
+            new Property("BytesPending", typeof(long)),
+            new Property("BytesSending", typeof(long)),
+            new Property("BytesSent", typeof(long)),
+            new Property("BytesReceived", typeof(long)),
+            new Property("DatagramsSent", typeof(long)),
+            new Property("DatagramsReceived", typeof(long)),
+            new Property("OptionDualMode", typeof(bool), Settable: true),
+            new Property("OptionReuseAddress", typeof(bool), Settable: true),
+            new Property("OptionExclusiveAddressUse", typeof(bool), Settable: true),
+            new Property("OptionReceiveBufferLimit", typeof(int), Settable: true),
+            new Property("OptionReceiveBufferSize", typeof(int), Settable: true),
+            new Property("OptionSendBufferLimit", typeof(int), Settable: true),
+            new Property("OptionSendBufferSize", typeof(int), Settable: true),
+            PublicVirtual("Receive", typeof(long), endpointRef, typeof(byte[])),
+            PublicVirtual("Receive", typeof(long), endpointRef, typeof(byte[]), typeof(long), typeof(long)),
+            PublicVirtual("Receive", typeof(string), endpointRef, typeof(long)),
+            PublicVirtual("ReceiveAsync", typeof(void)),
+            Hook("OnReceived", typeof(EndPoint), typeof(byte[]), typeof(long), typeof(long)),
+            Hook("OnSent", typeof(EndPoint), typeof(long)),
+            Hook("OnError", typeof(SocketError)),
+        };
+        list.AddRange(EndpointCtors());
+        list.AddRange(EndpointDataOverloads("Send", typeof(long)));
+        list.AddRange(EndpointDataOverloads("SendAsync", typeof(bool)));
+        list.AddRange(Disposal());
+        return list;
+    }
+
+    private static IEnumerable<Expectation> UdpServerSurface() =>
+        Udp().Concat(
+        [
+            new Property("MulticastEndpoint", typeof(EndPoint)),
+            new Property("IsStarted", typeof(bool)),
+            PublicVirtual("Start", typeof(bool)),
+            PublicVirtual("Start", typeof(bool), typeof(IPAddress), typeof(int)),
+            PublicVirtual("Start", typeof(bool), typeof(string), typeof(int)),
+            PublicVirtual("Start", typeof(bool), typeof(EndPoint)),
+            PublicVirtual("Stop", typeof(bool)),
+            PublicVirtual("Restart", typeof(bool)),
+            Hook("OnStarting"),
+            Hook("OnStarted"),
+            Hook("OnStopping"),
+            Hook("OnStopped"),
+            .. DataOverloads("Multicast", typeof(long)),
+            .. DataOverloads("MulticastAsync", typeof(bool)),
+        ]);
+
+    private static IEnumerable<Expectation> UdpClientSurface() =>
+        Udp().Concat(
+        [
+            new Property("OptionMulticast", typeof(bool), Settable: true),
+            new Property("IsConnected", typeof(bool)),
+            PublicVirtual("Connect", typeof(bool)),
+            PublicVirtual("Disconnect", typeof(bool)),
+            PublicVirtual("Reconnect", typeof(bool)),
+            PublicVirtual("SetupMulticast", typeof(void), typeof(bool)),
+            PublicVirtual("JoinMulticastGroup", typeof(void), typeof(IPAddress)),
+            PublicVirtual("JoinMulticastGroup", typeof(void), typeof(string)),
+            PublicVirtual("LeaveMulticastGroup", typeof(void), typeof(IPAddress)),
+            PublicVirtual("LeaveMulticastGroup", typeof(void), typeof(string)),
+            Hook("OnConnecting"),
+            Hook("OnConnected"),
+            Hook("OnDisconnecting"),
+            Hook("OnDisconnected"),
+            Hook("OnJoinedMulticastGroup", typeof(IPAddress)),
+            Hook("OnLeftMulticastGroup", typeof(IPAddress)),
+            .. DataOverloads("Send", typeof(long)),
+            .. DataOverloads("SendAsync", typeof(bool)),
+        ]);
+
     private static readonly Dictionary<string, (Type Type, Func<IEnumerable<Expectation>> Expected)> s_surface = new()
     {
+        ["UdpServer"] = (typeof(UdpServer), UdpServerSurface),
+        ["UdpClient"] = (typeof(UdpClient), UdpClientSurface),
         ["TcpServer"] = (typeof(TcpServer), () => Server(typeof(TcpSession), tcp: true)),
         ["UdsServer"] = (typeof(UdsServer), () => Server(typeof(UdsSession), tcp: false)),
         ["TcpSession"] = (typeof(TcpSession), () => Session(typeof(TcpServer))),
@@ -391,6 +478,15 @@ public class ApiSurfaceTests
         Assert.Equal(0, session.OptionReceiveBufferLimit);
         Assert.Equal(8192, session.OptionReceiveBufferSize);
         Assert.Equal(8192, session.OptionSendBufferSize);
+
+        using var udpServer = new UdpServer(IPAddress.Loopback, 0);
+        Assert.Equal(8192, udpServer.OptionReceiveBufferSize);
+        Assert.Equal(8192, udpServer.OptionSendBufferSize);
+        Assert.False(udpServer.OptionAutoReceive); // each ReceiveAsync() asks for one datagram, as in NetCoreServer
+        using var udpClient = new UdpClient(IPAddress.Loopback, 1);
+        Assert.False(udpClient.OptionMulticast);
+        udpClient.SetupMulticast(true);
+        Assert.True(udpClient.OptionMulticast && udpClient.OptionReuseAddress);
 
         using var client = new TcpClient(IPAddress.Loopback, 1);
         Assert.Equal(8192, client.OptionReceiveBufferSize);
