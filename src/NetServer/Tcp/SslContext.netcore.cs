@@ -16,11 +16,11 @@ namespace NetServer;
 /// </summary>
 /// <remarks>
 /// <para>Secure by default: a peer certificate must chain to a trusted root (the system's, or one
-/// of <see cref="TrustedCertificateAuthorities"/>), be within its validity period, be meant for its
-/// use (server or client authentication) and, on a client, match the host name
-/// (<see cref="SslClient.TargetHost"/>). Accepting any certificate takes an explicit
-/// <see cref="DangerousAcceptAnyCertificate"/> or a <see cref="CertificateValidationCallback"/> of
-/// your own, which then decides alone.</para>
+/// of <see cref="TrustedCertificateAuthorities"/>, through the intermediates the peer sends), be
+/// within its validity period, be meant for its use (server or client authentication) and, on a
+/// client, match the host name (<see cref="SslClient.TargetHost"/>). Accepting any certificate
+/// takes an explicit <see cref="DangerousAcceptAnyCertificate"/> or a
+/// <see cref="CertificateValidationCallback"/> of your own, which then decides alone.</para>
 /// <para>Change a context before the servers and clients that use it start; a handshake reads it
 /// while it runs.</para>
 /// </remarks>
@@ -232,11 +232,15 @@ public class SslContext
             return false;
         if ((errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0)
             return true;
-        return ChainsToTrustedAuthority(certificate, remoteIsServer);
+        return ChainsToTrustedAuthority(certificate, chain, remoteIsServer);
     }
 
-    /// <summary>Builds the peer's chain with <see cref="TrustedCertificateAuthorities"/> as extra roots; true if it ends in one of them and has no other fault.</summary>
-    private bool ChainsToTrustedAuthority(X509Certificate certificate, bool remoteIsServer)
+    /// <summary>
+    /// Builds the peer's chain again with <see cref="TrustedCertificateAuthorities"/> as extra
+    /// roots and the intermediates the peer sent (which the handshake's <paramref name="peerChain"/>
+    /// holds); true if it ends in one of those roots and has no other fault.
+    /// </summary>
+    private bool ChainsToTrustedAuthority(X509Certificate certificate, X509Chain? peerChain, bool remoteIsServer)
     {
         if (TrustedCertificateAuthorities.Count == 0)
             return false;
@@ -244,6 +248,15 @@ public class SslContext
         chain.ChainPolicy.RevocationMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck;
         chain.ChainPolicy.VerificationFlags = X509VerificationFlags.AllowUnknownCertificateAuthority;
         chain.ChainPolicy.ExtraStore.AddRange(TrustedCertificateAuthorities);
+        if (peerChain is not null)
+        {
+            // What the peer sent is in the ExtraStore of the handshake's chain; what that chain
+            // could build of it, in its elements. Both belong to the handshake, which disposes them.
+            chain.ChainPolicy.ExtraStore.AddRange(peerChain.ChainPolicy.ExtraStore);
+            foreach (var element in peerChain.ChainElements)
+                chain.ChainPolicy.ExtraStore.Add(element.Certificate);
+        }
+
         chain.ChainPolicy.ApplicationPolicy.Add(remoteIsServer ? s_serverAuthentication : s_clientAuthentication);
         var leaf = certificate as X509Certificate2 ?? new X509Certificate2(certificate);
         try
@@ -266,14 +279,27 @@ public class SslContext
         }
         finally
         {
+            // The chain's elements are its own copies, except where a platform hands back the
+            // instance it was given: those belong to the caller, the handshake or the trusted set.
             foreach (var element in chain.ChainElements)
             {
-                if (!ReferenceEquals(element.Certificate, leaf))
+                if (!ReferenceEquals(element.Certificate, leaf) && !IsInstanceOf(element.Certificate, chain.ChainPolicy.ExtraStore))
                     element.Certificate.Dispose();
             }
 
             if (!ReferenceEquals(leaf, certificate))
                 leaf.Dispose();
         }
+    }
+
+    private static bool IsInstanceOf(X509Certificate2 certificate, X509Certificate2Collection collection)
+    {
+        foreach (var member in collection)
+        {
+            if (ReferenceEquals(member, certificate))
+                return true;
+        }
+
+        return false;
     }
 }

@@ -17,8 +17,9 @@ namespace NetServer.Tests.Ssl;
 /// <summary>
 /// TLS against another implementation: the <c>openssl</c> command-line tool (part of Debian's base
 /// system) as a client of our <see cref="SslServer"/> (<c>s_client</c>) and as a server for our
-/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates. The in-process
-/// test certificates are exported as PEM files into a temp folder of each test's own.
+/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates, and with
+/// chains through an intermediate CA both ways. The in-process test certificates are exported as
+/// PEM files into a temp folder of each test's own.
 /// </summary>
 public sealed class OpenSslInteropTests : IDisposable
 {
@@ -33,6 +34,9 @@ public sealed class OpenSslInteropTests : IDisposable
         TestCertificates.ExportPem(TestCertificates.Authority, CaPath);
         TestCertificates.ExportPem(TestCertificates.Server, ServerCertificatePath, ServerKeyPath);
         TestCertificates.ExportPem(TestCertificates.Client, ClientCertificatePath, ClientKeyPath);
+        TestCertificates.ExportPem(TestCertificates.Intermediate, IntermediatePath);
+        TestCertificates.ExportPem(TestCertificates.ChainedServer, ChainedServerCertificatePath, ChainedServerKeyPath);
+        TestCertificates.ExportPem(TestCertificates.ChainedClient, ChainedClientCertificatePath, ChainedClientKeyPath);
     }
 
     private string CaPath => Path.Combine(_directory, "ca.pem");
@@ -44,6 +48,16 @@ public sealed class OpenSslInteropTests : IDisposable
     private string ClientCertificatePath => Path.Combine(_directory, "client.pem");
 
     private string ClientKeyPath => Path.Combine(_directory, "client.key");
+
+    private string IntermediatePath => Path.Combine(_directory, "intermediate.pem");
+
+    private string ChainedServerCertificatePath => Path.Combine(_directory, "chained-server.pem");
+
+    private string ChainedServerKeyPath => Path.Combine(_directory, "chained-server.key");
+
+    private string ChainedClientCertificatePath => Path.Combine(_directory, "chained-client.pem");
+
+    private string ChainedClientKeyPath => Path.Combine(_directory, "chained-client.key");
 
     public void Dispose()
     {
@@ -117,6 +131,23 @@ public sealed class OpenSslInteropTests : IDisposable
 
         // And the server serves the next client.
         await bench.AssertServesAsync(TestCertificates.ClientContext(TestCertificates.Client));
+    }
+
+    [Fact]
+    public async Task Openssl_s_client_with_a_certificate_from_an_intermediate_is_authenticated_by_a_server_trusting_the_root()
+    {
+        await using var bench = new SslEchoServer(TestCertificates.ServerContext(SslClientCertificateMode.Required));
+        await using var openssl = OpenSsl.Start(
+            _directory, "s_client", "-connect", $"127.0.0.1:{bench.Endpoint.Port}", "-CAfile", CaPath, "-verify_return_error",
+            "-cert", ChainedClientCertificatePath, "-key", ChainedClientKeyPath, "-cert_chain", IntermediatePath);
+
+        await openssl.WaitForLineAsync(line => line.Contains("Verify return code: 0 (ok)", StringComparison.Ordinal), "the verified handshake");
+        const string line = "chained client hello";
+        await openssl.WriteLineAsync(line);
+        await openssl.WaitForLineAsync(l => l.Contains(line, StringComparison.Ordinal), "the echo of the line");
+
+        var (session, _) = await bench.SessionAsync(0);
+        Assert.Equal(TestCertificates.ChainedClient.Thumbprint, ((SslSession)session).Tls!.RemoteCertificate!.GetCertHashString());
     }
 
     // --- our client against openssl s_server ---
@@ -198,6 +229,22 @@ public sealed class OpenSslInteropTests : IDisposable
             Assert.NotEqual(DisconnectReason.LocalDisconnect, reason);
         Assert.Equal(string.Empty, received.Text);
         await Wait.UntilAsync(() => openssl.Transcript.Contains("peer did not return a certificate", StringComparison.OrdinalIgnoreCase), "s_server to report the missing certificate", s_timeout);
+    }
+
+    [Fact]
+    public async Task Our_client_trusting_the_root_alone_accepts_openssl_s_server_that_sends_leaf_and_intermediate()
+    {
+        await using var openssl = await OpenSsl.StartServerAsync(_directory, "-cert", ChainedServerCertificatePath, "-key", ChainedServerKeyPath, "-cert_chain", IntermediatePath);
+
+        var probe = new Probe { RecordHandshakes = true };
+        var received = new ReceivedText(probe);
+        using var client = new ProbeSslClient(TestCertificates.ClientContext(), new IPEndPoint(IPAddress.Loopback, openssl.Port), probe);
+        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout), "Our client refused s_server's chain:" + Environment.NewLine + client.DisconnectException + Environment.NewLine + openssl.Transcript);
+        Assert.Equal(TestCertificates.ChainedServer.Thumbprint, client.Tls!.RemoteCertificate!.GetCertHashString());
+
+        await openssl.WriteLineAsync("chain accepted");
+        await received.WaitForAsync("chain accepted\n");
+        Assert.True(client.Disconnect());
     }
 
     /// <summary>Collects what a client probe receives, as text.</summary>
