@@ -20,7 +20,9 @@ namespace NetServer;
 /// within its validity period, be meant for its use (server or client authentication) and, on a
 /// client, match the host name (<see cref="SslClient.TargetHost"/>). Accepting any certificate
 /// takes an explicit <see cref="DangerousAcceptAnyCertificate"/> or a
-/// <see cref="CertificateValidationCallback"/> of your own, which then decides alone.</para>
+/// <see cref="CertificateValidationCallback"/> of your own, which then decides alone. Accepting any
+/// certificate never waives a client certificate that <see cref="SslClientCertificateMode.Required"/>
+/// asks for.</para>
 /// <para>Change a context before the servers and clients that use it start; a handshake reads it
 /// while it runs.</para>
 /// </remarks>
@@ -76,6 +78,9 @@ public class SslContext
     /// <summary>
     /// Decides alone whether a peer certificate is accepted (instead of the default validation).
     /// Use it for pinning or custom policies; returning true for everything accepts any certificate.
+    /// On a server that asks for client certificates it is also asked when a client sent none
+    /// (certificate null, <see cref="SslPolicyErrors.RemoteCertificateNotAvailable"/>), and decides
+    /// that too, whatever <see cref="ClientCertificateMode"/> says.
     /// </summary>
     public RemoteCertificateValidationCallback? CertificateValidationCallback { get; set; }
 
@@ -99,6 +104,8 @@ public class SslContext
     /// <summary>
     /// Accept any peer certificate: untrusted, expired, for another host. This turns off the
     /// protection TLS gives against an attacker in the middle; use it only for throwaway tests.
+    /// It accepts any certificate, not its absence: a server whose <see cref="ClientCertificateMode"/>
+    /// is <see cref="SslClientCertificateMode.Required"/> still refuses a client that sends none.
     /// </summary>
     public bool DangerousAcceptAnyCertificate { get; set; }
 
@@ -224,10 +231,12 @@ public class SslContext
     {
         if (CertificateValidationCallback is { } callback)
             return callback(sender, certificate, chain, errors);
-        if (DangerousAcceptAnyCertificate)
-            return true;
+
+        // Before the Dangerous flag: accepting any certificate is not accepting none.
         if (certificate is null)
             return !remoteIsServer && ClientCertificateMode != SslClientCertificateMode.Required; // an optional client certificate may be missing
+        if (DangerousAcceptAnyCertificate)
+            return true;
         if ((errors & SslPolicyErrors.RemoteCertificateNameMismatch) != 0)
             return false;
         if ((errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0)
