@@ -15,11 +15,11 @@ namespace NetServer;
 /// validated, client-certificate mode, ALPN protocols and the handshake timeout.
 /// </summary>
 /// <remarks>
-/// <para>Secure by default: a peer certificate must chain to a trusted root (the system's, or one
-/// of <see cref="TrustedCertificateAuthorities"/>, through the intermediates the peer sends), be
-/// within its validity period, be meant for its use (server or client authentication) and, on a
-/// client, match the host name (<see cref="SslClient.TargetHost"/>). Accepting any certificate
-/// takes an explicit <see cref="DangerousAcceptAnyCertificate"/> or a
+/// <para>Secure by default: TLS 1.2 and 1.3 only, and a peer certificate must chain to a trusted
+/// root (the system's, or one of <see cref="TrustedCertificateAuthorities"/>, through the
+/// intermediates the peer sends), be within its validity period, be meant for its use (server or
+/// client authentication) and, on a client, match the host name (<see cref="SslClient.TargetHost"/>).
+/// Accepting any certificate takes an explicit <see cref="DangerousAcceptAnyCertificate"/> or a
 /// <see cref="CertificateValidationCallback"/> of your own, which then decides alone. Accepting any
 /// certificate never waives a client certificate that <see cref="SslClientCertificateMode.Required"/>
 /// asks for.</para>
@@ -28,6 +28,9 @@ namespace NetServer;
 /// </remarks>
 public class SslContext
 {
+    /// <summary>What <see cref="SslProtocols.None"/> stands for: TLS 1.2 and 1.3 (0x3000; netstandard2.1 has no name for it), whatever the system would also allow.</summary>
+    private const SslProtocols DefaultProtocols = SslProtocols.Tls12 | (SslProtocols)0x3000;
+
     private static readonly Oid s_serverAuthentication = new("1.3.6.1.5.5.7.3.1");
     private static readonly Oid s_clientAuthentication = new("1.3.6.1.5.5.7.3.2");
 
@@ -37,13 +40,13 @@ public class SslContext
     private RemoteCertificateValidationCallback? _validateClient;
     private ServerCertificateSelectionCallback? _selectCertificate;
 
-    /// <summary>A context with the system's protocol choice (TLS 1.2 and 1.3) and no certificate (a client that presents none).</summary>
+    /// <summary>A context for TLS 1.2 and 1.3 with no certificate (a client that presents none).</summary>
     public SslContext()
         : this(SslProtocols.None)
     {
     }
 
-    /// <summary>A context with the given protocols (<see cref="SslProtocols.None"/> lets the system choose: TLS 1.2 and 1.3).</summary>
+    /// <summary>A context with the given protocols (<see cref="SslProtocols.None"/>: TLS 1.2 and 1.3).</summary>
     public SslContext(SslProtocols protocols) => Protocols = protocols;
 
     /// <summary>A context whose peer certificates are validated by <paramref name="certificateValidationCallback"/> alone.</summary>
@@ -66,7 +69,11 @@ public class SslContext
     public SslContext(SslProtocols protocols, X509Certificate2Collection certificates, RemoteCertificateValidationCallback certificateValidationCallback)
         : this(protocols, certificates) => CertificateValidationCallback = certificateValidationCallback;
 
-    /// <summary>Allowed protocols; <see cref="SslProtocols.None"/> (the default) lets the system choose (TLS 1.2 and 1.3).</summary>
+    /// <summary>
+    /// Allowed protocols. <see cref="SslProtocols.None"/> (the default, and what this property keeps
+    /// saying) means TLS 1.2 and 1.3: those two are asked of the system, so an older version stays off
+    /// even where the system's own policy would allow it. Name versions here only to narrow that.
+    /// </summary>
     public SslProtocols Protocols { get; set; }
 
     /// <summary>The certificate this side presents: a server's default certificate, or a client's certificate.</summary>
@@ -158,11 +165,14 @@ public class SslContext
         }
     }
 
+    /// <summary>The protocols a handshake allows: <see cref="Protocols"/>, or TLS 1.2 and 1.3 for <see cref="SslProtocols.None"/>.</summary>
+    internal SslProtocols EnabledProtocols => Protocols == SslProtocols.None ? DefaultProtocols : Protocols;
+
     internal SslServerAuthenticationOptions CreateServerOptions()
     {
         var options = new SslServerAuthenticationOptions
         {
-            EnabledSslProtocols = Protocols,
+            EnabledSslProtocols = EnabledProtocols,
             ClientCertificateRequired = ClientCertificateMode != SslClientCertificateMode.None,
             CertificateRevocationCheckMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck,
             RemoteCertificateValidationCallback = _validateClient ??= (sender, certificate, chain, errors) => Validate(sender, certificate, chain, errors, remoteIsServer: false),
@@ -182,7 +192,7 @@ public class SslContext
         var options = new SslClientAuthenticationOptions
         {
             TargetHost = targetHost,
-            EnabledSslProtocols = Protocols,
+            EnabledSslProtocols = EnabledProtocols,
             CertificateRevocationCheckMode = CheckCertificateRevocation ? X509RevocationMode.Online : X509RevocationMode.NoCheck,
             RemoteCertificateValidationCallback = _validateServer ??= (sender, certificate, chain, errors) => Validate(sender, certificate, chain, errors, remoteIsServer: true),
         };

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Net;
@@ -17,9 +18,9 @@ namespace NetServer.Tests.Ssl;
 /// <summary>
 /// TLS against another implementation: the <c>openssl</c> command-line tool (part of Debian's base
 /// system) as a client of our <see cref="SslServer"/> (<c>s_client</c>) and as a server for our
-/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates, and with
-/// chains through an intermediate CA both ways. The in-process test certificates are exported as
-/// PEM files into a temp folder of each test's own.
+/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates, with chains
+/// through an intermediate CA both ways, and offering only TLS 1.1. The in-process test
+/// certificates are exported as PEM files into a temp folder of each test's own.
 /// </summary>
 public sealed class OpenSslInteropTests : IDisposable
 {
@@ -148,6 +149,45 @@ public sealed class OpenSslInteropTests : IDisposable
 
         var (session, _) = await bench.SessionAsync(0);
         Assert.Equal(TestCertificates.ChainedClient.Thumbprint, ((SslSession)session).Tls!.RemoteCertificate!.GetCertHashString());
+    }
+
+    [Fact]
+    public async Task A_server_with_the_default_protocols_refuses_TLS_1_1_even_where_the_systems_OpenSSL_would_allow_it()
+    {
+        // Debian's OpenSSL 3 refuses TLS 1.1 at its default security level, so a server in this
+        // process would refuse it whatever we asked. The TLS chat example (SslContext defaults)
+        // runs instead with an OpenSSL configuration that allows it, as an older or relaxed system
+        // would: there only our own default keeps TLS 1.1 off. (Before SslContext named TLS 1.2
+        // and 1.3 itself, this s_client got in with TLS 1.1.)
+        var relaxed = Path.Combine(_directory, "relaxed-openssl.cnf");
+        await File.WriteAllTextAsync(relaxed, """
+            openssl_conf = openssl_init
+            [openssl_init]
+            ssl_conf = ssl_section
+            [ssl_section]
+            system_default = system_default_section
+            [system_default_section]
+            MinProtocol = TLSv1
+            CipherString = DEFAULT:@SECLEVEL=0
+            """);
+        var environment = new Dictionary<string, string> { ["OPENSSL_CONF"] = relaxed };
+        await using var server = ProgramProcess.Start("SslChatServer", environment, "0", IPAddress.Loopback.ToString());
+        var listening = await server.WaitForLineAsync("Listening on ");
+        var port = IPEndPoint.Parse(listening["Listening on ".Length..]).Port;
+
+        // s_client's own security level allows TLS 1.1 too.
+        await using (var old = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{port}", "-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0"))
+        {
+            await server.WaitForLineAsync("Handshake failed for session ");
+            await old.WaitForExitAsync();
+            Assert.Contains("Cipher is (NONE)", old.Transcript, StringComparison.Ordinal);
+            Assert.DoesNotContain("Secured session", server.Transcript, StringComparison.Ordinal);
+        }
+
+        // The same server and configuration serve a client that offers TLS 1.2 or 1.3.
+        await using var current = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{port}");
+        Assert.Contains(": Tls13, ", await server.WaitForLineAsync("Secured session "), StringComparison.Ordinal);
+        await current.WaitForLineAsync(line => line.StartsWith("New, TLSv1.3, Cipher is ", StringComparison.Ordinal), "the TLS 1.3 handshake");
     }
 
     // --- our client against openssl s_server ---
