@@ -5,6 +5,7 @@ using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading;
+using System.Threading.Tasks;
 using NetServer.Internal;
 
 namespace NetServer;
@@ -26,7 +27,7 @@ namespace NetServer;
 /// <para>Change a context before the servers and clients that use it start; a handshake reads it
 /// while it runs.</para>
 /// </remarks>
-public class SslContext
+public partial class SslContext
 {
     /// <summary>What <see cref="SslProtocols.None"/> stands for: TLS 1.2 and 1.3 (0x3000; netstandard2.1 has no name for it), whatever the system would also allow.</summary>
     private const SslProtocols DefaultProtocols = SslProtocols.Tls12 | (SslProtocols)0x3000;
@@ -61,7 +62,7 @@ public class SslContext
     public SslContext(SslProtocols protocols, X509Certificate certificate, RemoteCertificateValidationCallback certificateValidationCallback)
         : this(protocols, certificate) => CertificateValidationCallback = certificateValidationCallback;
 
-    /// <summary>A context with certificates (a client picks among them; a server uses the first).</summary>
+    /// <summary>A context with certificates (a client picks among them; a server presents the first with a private key, see <see cref="Certificates"/>).</summary>
     public SslContext(SslProtocols protocols, X509Certificate2Collection certificates)
         : this(protocols) => Certificates = certificates;
 
@@ -79,7 +80,14 @@ public class SslContext
     /// <summary>The certificate this side presents: a server's default certificate, or a client's certificate.</summary>
     public X509Certificate? Certificate { get; set; }
 
-    /// <summary>Certificates this side may present (a client offers them; a server uses the first when <see cref="Certificate"/> is not set).</summary>
+    /// <summary>
+    /// Certificates this side may present. A client offers them. A server presents
+    /// <see cref="Certificate"/>, or else the first of these with a private key; on the net10.0
+    /// build the others are its chain: the intermediates among them that lead from the presented
+    /// certificate (also one from <see cref="AddServerCertificate"/>) towards its root are sent
+    /// with it. The netstandard2.1 build sends the certificate with only what the system finds in
+    /// its own certificate stores.
+    /// </summary>
     public X509Certificate2Collection? Certificates { get; set; }
 
     /// <summary>
@@ -152,8 +160,14 @@ public class SslContext
         if (certificate is null)
             ThrowHelper.ThrowArgumentNull(nameof(certificate));
         lock (_hostCertificates)
+        {
             _hostCertificates[hostName] = certificate;
+            ForgetCertificateContexts();
+        }
     }
+
+    /// <summary>Drops the net10.0 build's certificate contexts, whose certificates may be gone (the caller holds the host map's lock).</summary>
+    partial void ForgetCertificateContexts();
 
     /// <summary>Whether a server has a certificate to present (its own, a host map or a selection callback).</summary>
     internal bool HasServerCertificate
@@ -168,7 +182,34 @@ public class SslContext
     /// <summary>The protocols a handshake allows: <see cref="Protocols"/>, or TLS 1.2 and 1.3 for <see cref="SslProtocols.None"/>.</summary>
     internal SslProtocols EnabledProtocols => Protocols == SslProtocols.None ? DefaultProtocols : Protocols;
 
+    /// <summary>Runs a server's handshake on <paramref name="stream"/> with these settings.</summary>
+    internal Task AuthenticateAsServerAsync(SslStream stream, CancellationToken cancellationToken)
+    {
+        Task? authentication = null;
+        AuthenticateAsServerWithChain(stream, cancellationToken, ref authentication);
+        return authentication ?? stream.AuthenticateAsServerAsync(CreateServerOptions(), cancellationToken);
+    }
+
+    /// <summary>
+    /// The net10.0 build's server handshake, which sends the certificate's intermediates from
+    /// <see cref="Certificates"/> (SslContext.net.cs). netstandard2.1 has no
+    /// SslStreamCertificateContext: there the certificate goes out with what the system's
+    /// certificate stores add to it.
+    /// </summary>
+    partial void AuthenticateAsServerWithChain(SslStream stream, CancellationToken cancellationToken, ref Task? authentication);
+
     internal SslServerAuthenticationOptions CreateServerOptions()
+    {
+        var options = CreateServerOptionsWithoutCertificate();
+        if (IsSingleCertificate(out var single))
+            options.ServerCertificate = single;
+        else
+            options.ServerCertificateSelectionCallback = _selectCertificate ??= SelectServerCertificate;
+        return options;
+    }
+
+    /// <summary>Everything of a server's options but the certificate.</summary>
+    private SslServerAuthenticationOptions CreateServerOptionsWithoutCertificate()
     {
         var options = new SslServerAuthenticationOptions
         {
@@ -178,10 +219,6 @@ public class SslContext
             RemoteCertificateValidationCallback = _validateClient ??= (sender, certificate, chain, errors) => Validate(sender, certificate, chain, errors, remoteIsServer: false),
         };
 
-        if (IsSingleCertificate(out var single))
-            options.ServerCertificate = single;
-        else
-            options.ServerCertificateSelectionCallback = _selectCertificate ??= SelectServerCertificate;
         if (ApplicationProtocols.Count > 0)
             options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
         return options;
@@ -206,10 +243,29 @@ public class SslContext
         return options;
     }
 
+    /// <summary>A server's certificate for clients not given another: <see cref="Certificate"/>, or the first of <see cref="Certificates"/> with a private key (else the first).</summary>
+    private X509Certificate? DefaultServerCertificate
+    {
+        get
+        {
+            if (Certificate is not null)
+                return Certificate;
+            if (Certificates is not { Count: > 0 } certificates)
+                return null;
+            foreach (var certificate in certificates)
+            {
+                if (certificate.HasPrivateKey)
+                    return certificate;
+            }
+
+            return certificates[0]; // the handshake reports the missing key
+        }
+    }
+
     /// <summary>One certificate for every client (no SNI choice): handed to the handshake directly.</summary>
     private bool IsSingleCertificate(out X509Certificate? certificate)
     {
-        certificate = Certificate ?? (Certificates is { Count: > 0 } ? Certificates[0] : null);
+        certificate = DefaultServerCertificate;
         lock (_hostCertificates)
             return certificate is not null && _hostCertificates.Count == 0 && ServerCertificateSelectionCallback is null;
     }
@@ -232,7 +288,7 @@ public class SslContext
             }
         }
 
-        return Certificate ?? (Certificates is { Count: > 0 } ? Certificates[0] : null)
+        return DefaultServerCertificate
             ?? throw new AuthenticationException($"No server certificate for host name '{hostName}': set SslContext.Certificate or add one for this name.");
     }
 

@@ -6,6 +6,7 @@ using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Threading;
 using System.Threading.Channels;
@@ -132,6 +133,21 @@ public sealed class OpenSslInteropTests : IDisposable
 
         // And the server serves the next client.
         await bench.AssertServesAsync(TestCertificates.ClientContext(TestCertificates.Client));
+    }
+
+    [Fact]
+    public async Task Openssl_s_client_verifies_our_server_that_sends_its_intermediate_against_the_root_alone()
+    {
+        // The leaf and its intermediate (public part only, as a chain file would give it); s_client knows only the root.
+        using var intermediate = X509CertificateLoader.LoadCertificate(TestCertificates.Intermediate.RawData);
+        await using var bench = new SslEchoServer(new SslContext(SslProtocols.None, new X509Certificate2Collection { TestCertificates.ChainedServer, intermediate }));
+        await using var openssl = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{bench.Endpoint.Port}", "-CAfile", CaPath, "-verify_return_error");
+
+        await openssl.WaitForLineAsync(line => line.Contains("Verify return code: 0 (ok)", StringComparison.Ordinal), "the verified handshake");
+        Assert.Contains(" 1 s:CN = NetServer Tests Intermediate CA", openssl.Transcript, StringComparison.Ordinal); // sent, second in the chain
+        const string line = "chained hello";
+        await openssl.WriteLineAsync(line);
+        await openssl.WaitForLineAsync(l => l.Contains(line, StringComparison.Ordinal), "the echo of the line");
     }
 
     [Fact]
