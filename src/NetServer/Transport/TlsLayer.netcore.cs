@@ -29,7 +29,7 @@ internal sealed class TlsLayer : SecureLayer
         try
         {
             if (_targetHost is null)
-                await stream.AuthenticateAsServerAsync(_context.CreateServerOptions(), cancellationToken).ConfigureAwait(false);
+                await _context.AuthenticateAsServerAsync(stream, cancellationToken).ConfigureAwait(false);
             else
                 await stream.AuthenticateAsClientAsync(_context.CreateClientOptions(_targetHost), cancellationToken).ConfigureAwait(false);
             return stream;

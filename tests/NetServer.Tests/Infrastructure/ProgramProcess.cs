@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Text;
@@ -32,7 +33,12 @@ internal sealed class ProgramProcess : IAsyncDisposable
     public static ProgramProcess Start(string name, params string[] args) => Start(name, TimeSpan.FromSeconds(10), args);
 
     /// <summary>As <see cref="Start(string, string[])"/>, with <paramref name="timeout"/> as the bound of every wait.</summary>
-    public static ProgramProcess Start(string name, TimeSpan timeout, params string[] args)
+    public static ProgramProcess Start(string name, TimeSpan timeout, params string[] args) => Start(name, timeout, new Dictionary<string, string>(), args);
+
+    /// <summary>As <see cref="Start(string, string[])"/>, with <paramref name="environment"/> added to the program's environment.</summary>
+    public static ProgramProcess Start(string name, IReadOnlyDictionary<string, string> environment, params string[] args) => Start(name, TimeSpan.FromSeconds(10), environment, args);
+
+    private static ProgramProcess Start(string name, TimeSpan timeout, IReadOnlyDictionary<string, string> environment, string[] args)
     {
         var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
         Assert.True(File.Exists(dll), $"The program is not built next to the tests: {dll}");
@@ -48,6 +54,8 @@ internal sealed class ProgramProcess : IAsyncDisposable
         info.ArgumentList.Add(dll);
         foreach (var arg in args)
             info.ArgumentList.Add(arg);
+        foreach (var (variable, value) in environment)
+            info.Environment[variable] = value;
         return new ProgramProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"), timeout);
     }
 

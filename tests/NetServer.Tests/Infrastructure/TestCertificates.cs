@@ -9,8 +9,9 @@ namespace NetServer.Tests.Infrastructure;
 
 /// <summary>
 /// Certificates made in-process for the TLS tests (ECDSA P-256, quick to make): a test CA, a
-/// server certificate for localhost/127.0.0.1/::1 and a client certificate issued by it, and the
-/// bad ones the failure tests need (another CA, expired, another host name).
+/// server certificate for localhost/127.0.0.1/::1 and a client certificate issued by it, the same
+/// two issued one level down by an intermediate CA (a chain root, intermediate, leaf), and the bad
+/// ones the failure tests need (another CA, expired, another host name).
 /// </summary>
 public static class TestCertificates
 {
@@ -18,6 +19,9 @@ public static class TestCertificates
     private static readonly Lazy<X509Certificate2> s_otherAuthority = new(() => CreateAuthority("Unknown Tests CA"));
     private static readonly Lazy<X509Certificate2> s_server = new(() => Issue(Authority, "localhost", server: true));
     private static readonly Lazy<X509Certificate2> s_client = new(() => Issue(Authority, "NetServer Tests Client", server: false));
+    private static readonly Lazy<X509Certificate2> s_intermediate = new(() => CreateAuthority("NetServer Tests Intermediate CA", Authority));
+    private static readonly Lazy<X509Certificate2> s_chainedServer = new(() => Issue(Intermediate, "localhost", server: true));
+    private static readonly Lazy<X509Certificate2> s_chainedClient = new(() => Issue(Intermediate, "NetServer Tests Chained Client", server: false));
     private static readonly Lazy<X509Certificate2> s_untrustedServer = new(() => Issue(OtherAuthority, "localhost", server: true));
     private static readonly Lazy<X509Certificate2> s_untrustedClient = new(() => Issue(OtherAuthority, "Unknown Tests Client", server: false));
 
@@ -38,6 +42,15 @@ public static class TestCertificates
 
     /// <summary>Client certificate issued by <see cref="Authority"/>.</summary>
     public static X509Certificate2 Client => s_client.Value;
+
+    /// <summary>A CA issued by <see cref="Authority"/>, trusted by nobody on its own: a peer must send it along.</summary>
+    public static X509Certificate2 Intermediate => s_intermediate.Value;
+
+    /// <summary>Server certificate (localhost, 127.0.0.1, ::1) issued by <see cref="Intermediate"/>.</summary>
+    public static X509Certificate2 ChainedServer => s_chainedServer.Value;
+
+    /// <summary>Client certificate issued by <see cref="Intermediate"/>.</summary>
+    public static X509Certificate2 ChainedClient => s_chainedClient.Value;
 
     /// <summary>Server certificate (localhost, 127.0.0.1, ::1) issued by <see cref="OtherAuthority"/>.</summary>
     public static X509Certificate2 UntrustedServer => s_untrustedServer.Value;
@@ -67,15 +80,23 @@ public static class TestCertificates
         return context;
     }
 
-    public static X509Certificate2 CreateAuthority(string name)
+    /// <summary>A root CA (self-signed, 5 years), or an intermediate CA issued by <paramref name="issuer"/> (4 years, within its issuer's validity).</summary>
+    public static X509Certificate2 CreateAuthority(string name, X509Certificate2? issuer = null)
     {
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var request = new CertificateRequest("CN=" + name, key, HashAlgorithmName.SHA256);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, true));
         request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, false));
-        using var certificate = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(5));
-        return Reload(certificate);
+        if (issuer is null)
+        {
+            using var root = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(5));
+            return Reload(root);
+        }
+
+        using var signed = request.Create(issuer, DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(4), NewSerial());
+        using var withKey = signed.CopyWithPrivateKey(key);
+        return Reload(withKey);
     }
 
     /// <summary>Issues a leaf certificate; <paramref name="hostNames"/> default to localhost and the loopback addresses.</summary>
@@ -107,12 +128,9 @@ public static class TestCertificates
             request.CertificateExtensions.Add(names.Build());
         }
 
-        var serial = new byte[12];
-        RandomNumberGenerator.Fill(serial);
-        serial[0] &= 0x7F;
         var from = notBefore ?? DateTimeOffset.UtcNow.AddDays(-1);
         var to = notAfter ?? DateTimeOffset.UtcNow.AddYears(2);
-        using var signed = request.Create(issuer, from, to, serial);
+        using var signed = request.Create(issuer, from, to, NewSerial());
         using var withKey = signed.CopyWithPrivateKey(key);
         return Reload(withKey);
     }
@@ -125,6 +143,15 @@ public static class TestCertificates
             return;
         using var key = certificate.GetECDsaPrivateKey() ?? throw new InvalidOperationException($"{certificate.Subject} has no ECDSA private key.");
         File.WriteAllText(keyPath, key.ExportPkcs8PrivateKeyPem());
+    }
+
+    /// <summary>A random positive 96-bit serial number.</summary>
+    private static byte[] NewSerial()
+    {
+        var serial = new byte[12];
+        RandomNumberGenerator.Fill(serial);
+        serial[0] &= 0x7F;
+        return serial;
     }
 
     /// <summary>A PKCS#12 round trip, so the private key is a persisted one SslStream can use on every platform.</summary>

@@ -135,12 +135,15 @@ public class HandshakeFailureTests
     // --- The server refuses the client ---
 
     [Theory]
-    [InlineData(SslClientCertificateMode.Required, BadClientCertificate.Missing)]
-    [InlineData(SslClientCertificateMode.Required, BadClientCertificate.UntrustedAuthority)]
-    [InlineData(SslClientCertificateMode.Optional, BadClientCertificate.UntrustedAuthority)]
-    public async Task A_server_refuses_a_missing_or_untrusted_client_certificate_and_keeps_serving(SslClientCertificateMode mode, BadClientCertificate fault)
+    [InlineData(SslClientCertificateMode.Required, BadClientCertificate.Missing, false)]
+    [InlineData(SslClientCertificateMode.Required, BadClientCertificate.UntrustedAuthority, false)]
+    [InlineData(SslClientCertificateMode.Optional, BadClientCertificate.UntrustedAuthority, false)]
+    [InlineData(SslClientCertificateMode.Required, BadClientCertificate.Missing, true)] // accepting any certificate still needs one
+    public async Task A_server_refuses_a_missing_or_untrusted_client_certificate_and_keeps_serving(SslClientCertificateMode mode, BadClientCertificate fault, bool acceptAny)
     {
-        await using var bench = new SslEchoServer(TestCertificates.ServerContext(mode));
+        var context = TestCertificates.ServerContext(mode);
+        context.DangerousAcceptAnyCertificate = acceptAny;
+        await using var bench = new SslEchoServer(context);
 
         var probe = new Probe { RecordHandshakes = true };
         var certificate = fault == BadClientCertificate.UntrustedAuthority ? TestCertificates.UntrustedClient : null;

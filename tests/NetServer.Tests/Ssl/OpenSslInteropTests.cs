@@ -1,10 +1,12 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Threading;
 using System.Threading.Channels;
@@ -17,8 +19,9 @@ namespace NetServer.Tests.Ssl;
 /// <summary>
 /// TLS against another implementation: the <c>openssl</c> command-line tool (part of Debian's base
 /// system) as a client of our <see cref="SslServer"/> (<c>s_client</c>) and as a server for our
-/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates. The in-process
-/// test certificates are exported as PEM files into a temp folder of each test's own.
+/// <see cref="SslClient"/> (<c>s_server</c>), with and without client certificates, with chains
+/// through an intermediate CA both ways, and offering only TLS 1.1. The in-process test
+/// certificates are exported as PEM files into a temp folder of each test's own.
 /// </summary>
 public sealed class OpenSslInteropTests : IDisposable
 {
@@ -33,6 +36,9 @@ public sealed class OpenSslInteropTests : IDisposable
         TestCertificates.ExportPem(TestCertificates.Authority, CaPath);
         TestCertificates.ExportPem(TestCertificates.Server, ServerCertificatePath, ServerKeyPath);
         TestCertificates.ExportPem(TestCertificates.Client, ClientCertificatePath, ClientKeyPath);
+        TestCertificates.ExportPem(TestCertificates.Intermediate, IntermediatePath);
+        TestCertificates.ExportPem(TestCertificates.ChainedServer, ChainedServerCertificatePath, ChainedServerKeyPath);
+        TestCertificates.ExportPem(TestCertificates.ChainedClient, ChainedClientCertificatePath, ChainedClientKeyPath);
     }
 
     private string CaPath => Path.Combine(_directory, "ca.pem");
@@ -44,6 +50,16 @@ public sealed class OpenSslInteropTests : IDisposable
     private string ClientCertificatePath => Path.Combine(_directory, "client.pem");
 
     private string ClientKeyPath => Path.Combine(_directory, "client.key");
+
+    private string IntermediatePath => Path.Combine(_directory, "intermediate.pem");
+
+    private string ChainedServerCertificatePath => Path.Combine(_directory, "chained-server.pem");
+
+    private string ChainedServerKeyPath => Path.Combine(_directory, "chained-server.key");
+
+    private string ChainedClientCertificatePath => Path.Combine(_directory, "chained-client.pem");
+
+    private string ChainedClientKeyPath => Path.Combine(_directory, "chained-client.key");
 
     public void Dispose()
     {
@@ -117,6 +133,77 @@ public sealed class OpenSslInteropTests : IDisposable
 
         // And the server serves the next client.
         await bench.AssertServesAsync(TestCertificates.ClientContext(TestCertificates.Client));
+    }
+
+    [Fact]
+    public async Task Openssl_s_client_verifies_our_server_that_sends_its_intermediate_against_the_root_alone()
+    {
+        // The leaf and its intermediate (public part only, as a chain file would give it); s_client knows only the root.
+        using var intermediate = X509CertificateLoader.LoadCertificate(TestCertificates.Intermediate.RawData);
+        await using var bench = new SslEchoServer(new SslContext(SslProtocols.None, new X509Certificate2Collection { TestCertificates.ChainedServer, intermediate }));
+        await using var openssl = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{bench.Endpoint.Port}", "-CAfile", CaPath, "-verify_return_error");
+
+        await openssl.WaitForLineAsync(line => line.Contains("Verify return code: 0 (ok)", StringComparison.Ordinal), "the verified handshake");
+        Assert.Contains(" 1 s:CN = NetServer Tests Intermediate CA", openssl.Transcript, StringComparison.Ordinal); // sent, second in the chain
+        const string line = "chained hello";
+        await openssl.WriteLineAsync(line);
+        await openssl.WaitForLineAsync(l => l.Contains(line, StringComparison.Ordinal), "the echo of the line");
+    }
+
+    [Fact]
+    public async Task Openssl_s_client_with_a_certificate_from_an_intermediate_is_authenticated_by_a_server_trusting_the_root()
+    {
+        await using var bench = new SslEchoServer(TestCertificates.ServerContext(SslClientCertificateMode.Required));
+        await using var openssl = OpenSsl.Start(
+            _directory, "s_client", "-connect", $"127.0.0.1:{bench.Endpoint.Port}", "-CAfile", CaPath, "-verify_return_error",
+            "-cert", ChainedClientCertificatePath, "-key", ChainedClientKeyPath, "-cert_chain", IntermediatePath);
+
+        await openssl.WaitForLineAsync(line => line.Contains("Verify return code: 0 (ok)", StringComparison.Ordinal), "the verified handshake");
+        const string line = "chained client hello";
+        await openssl.WriteLineAsync(line);
+        await openssl.WaitForLineAsync(l => l.Contains(line, StringComparison.Ordinal), "the echo of the line");
+
+        var (session, _) = await bench.SessionAsync(0);
+        Assert.Equal(TestCertificates.ChainedClient.Thumbprint, ((SslSession)session).Tls!.RemoteCertificate!.GetCertHashString());
+    }
+
+    [Fact]
+    public async Task A_server_with_the_default_protocols_refuses_TLS_1_1_even_where_the_systems_OpenSSL_would_allow_it()
+    {
+        // Debian's OpenSSL 3 refuses TLS 1.1 at its default security level, so a server in this
+        // process would refuse it whatever we asked. The TLS chat example (SslContext defaults)
+        // runs instead with an OpenSSL configuration that allows it, as an older or relaxed system
+        // would: there only our own default keeps TLS 1.1 off. (Before SslContext named TLS 1.2
+        // and 1.3 itself, this s_client got in with TLS 1.1.)
+        var relaxed = Path.Combine(_directory, "relaxed-openssl.cnf");
+        await File.WriteAllTextAsync(relaxed, """
+            openssl_conf = openssl_init
+            [openssl_init]
+            ssl_conf = ssl_section
+            [ssl_section]
+            system_default = system_default_section
+            [system_default_section]
+            MinProtocol = TLSv1
+            CipherString = DEFAULT:@SECLEVEL=0
+            """);
+        var environment = new Dictionary<string, string> { ["OPENSSL_CONF"] = relaxed };
+        await using var server = ProgramProcess.Start("SslChatServer", environment, "0", IPAddress.Loopback.ToString());
+        var listening = await server.WaitForLineAsync("Listening on ");
+        var port = IPEndPoint.Parse(listening["Listening on ".Length..]).Port;
+
+        // s_client's own security level allows TLS 1.1 too.
+        await using (var old = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{port}", "-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0"))
+        {
+            await server.WaitForLineAsync("Handshake failed for session ");
+            await old.WaitForExitAsync();
+            Assert.Contains("Cipher is (NONE)", old.Transcript, StringComparison.Ordinal);
+            Assert.DoesNotContain("Secured session", server.Transcript, StringComparison.Ordinal);
+        }
+
+        // The same server and configuration serve a client that offers TLS 1.2 or 1.3.
+        await using var current = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{port}");
+        Assert.Contains(": Tls13, ", await server.WaitForLineAsync("Secured session "), StringComparison.Ordinal);
+        await current.WaitForLineAsync(line => line.StartsWith("New, TLSv1.3, Cipher is ", StringComparison.Ordinal), "the TLS 1.3 handshake");
     }
 
     // --- our client against openssl s_server ---
@@ -198,6 +285,22 @@ public sealed class OpenSslInteropTests : IDisposable
             Assert.NotEqual(DisconnectReason.LocalDisconnect, reason);
         Assert.Equal(string.Empty, received.Text);
         await Wait.UntilAsync(() => openssl.Transcript.Contains("peer did not return a certificate", StringComparison.OrdinalIgnoreCase), "s_server to report the missing certificate", s_timeout);
+    }
+
+    [Fact]
+    public async Task Our_client_trusting_the_root_alone_accepts_openssl_s_server_that_sends_leaf_and_intermediate()
+    {
+        await using var openssl = await OpenSsl.StartServerAsync(_directory, "-cert", ChainedServerCertificatePath, "-key", ChainedServerKeyPath, "-cert_chain", IntermediatePath);
+
+        var probe = new Probe { RecordHandshakes = true };
+        var received = new ReceivedText(probe);
+        using var client = new ProbeSslClient(TestCertificates.ClientContext(), new IPEndPoint(IPAddress.Loopback, openssl.Port), probe);
+        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout), "Our client refused s_server's chain:" + Environment.NewLine + client.DisconnectException + Environment.NewLine + openssl.Transcript);
+        Assert.Equal(TestCertificates.ChainedServer.Thumbprint, client.Tls!.RemoteCertificate!.GetCertHashString());
+
+        await openssl.WriteLineAsync("chain accepted");
+        await received.WaitForAsync("chain accepted\n");
+        Assert.True(client.Disconnect());
     }
 
     /// <summary>Collects what a client probe receives, as text.</summary>
