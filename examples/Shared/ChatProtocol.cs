@@ -8,7 +8,7 @@ internal static class ChatProtocol
     /// <summary>Ends every message, in both directions.</summary>
     public const string LineEnd = "\n";
 
-    /// <summary>Sent by a member to leave the chat; typed at a server console, it restarts the server.</summary>
+    /// <summary>Sent by a member to leave the chat (and typed at a client's console, it disconnects).</summary>
     public const string LeaveCommand = "!";
 
     /// <summary>Where the Unix domain socket examples meet when no path is given.</summary>

@@ -1,10 +1,12 @@
 using System;
+using System.Threading.Tasks;
 
 namespace NetServer.Examples;
 
 /// <summary>
 /// The rules of the chat, the same on every transport: each newcomer is greeted, every line a
-/// member sends goes to all members, and a member who sends "!" leaves.
+/// member sends goes to all members, a member who sends "!" leaves, and the operator's lines go to
+/// all members.
 /// </summary>
 internal static class ChatRoom
 {
@@ -39,4 +41,15 @@ internal static class ChatRoom
     /// <summary>Reports a member that has gone, with the reason.</summary>
     public static void Farewell(StreamSession session) =>
         Console.WriteLine($"Session {session.Id} left ({session.DisconnectReason})");
+
+    /// <summary>Runs the operator's console of <paramref name="server"/>: an announcement goes to every member as one line.</summary>
+    /// <returns>The process exit code.</returns>
+    public static Task<int> RunConsoleAsync<TSession>(StreamServer<TSession> server, string title)
+        where TSession : StreamSession =>
+        ServerConsole.RunAsync(title, new ServerConsole.Controls(
+            server.Start,
+            server.StopAsync,
+            () => server.IsStarted,
+            () => server.Endpoint,
+            text => server.Multicast(text + ChatProtocol.LineEnd)));
 }

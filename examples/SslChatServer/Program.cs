@@ -74,6 +74,6 @@ internal static class Program
 
         // As in the TCP chat: no delay for small lines, reuse address for a quick restart.
         using var server = new ChatServer(context, address, port) { OptionNoDelay = true, OptionReuseAddress = true };
-        return await ServerConsole.RunAsync(server, "TLS chat server");
+        return await ChatRoom.RunConsoleAsync(server, "TLS chat server");
     }
 }

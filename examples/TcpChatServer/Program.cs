@@ -41,6 +41,6 @@ internal static class Program
         // No delay: chat lines are small and should leave at once. Reuse address: a restart can
         // bind the port again while connections it just closed are still in TIME_WAIT.
         using var server = new ChatServer(address, port) { OptionNoDelay = true, OptionReuseAddress = true };
-        return await ServerConsole.RunAsync(server, "TCP chat server");
+        return await ChatRoom.RunConsoleAsync(server, "TCP chat server");
     }
 }

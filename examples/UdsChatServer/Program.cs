@@ -34,6 +34,6 @@ internal static class Program
     {
         var path = args.Length > 0 ? args[0] : ChatProtocol.DefaultSocketPath;
         using var server = new ChatServer(path);
-        return await ServerConsole.RunAsync(server, "Unix domain socket chat server");
+        return await ChatRoom.RunConsoleAsync(server, "Unix domain socket chat server");
     }
 }
