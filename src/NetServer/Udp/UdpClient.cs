@@ -143,6 +143,16 @@ public class UdpClient : UdpPeer
         return true;
     }
 
+    /// <summary>Disconnects like <see cref="Disconnect"/> without blocking; completes after OnDisconnected.</summary>
+    /// <returns>True if disconnected; false if not connected.</returns>
+    public async Task<bool> DisconnectAsync()
+    {
+        if (BeginDisconnect() is not { } channel)
+            return false;
+        await channel.WhenFinished().ConfigureAwait(false);
+        return true;
+    }
+
     /// <summary>Disconnects, then connects again. From inside a hook the first part cannot finish in time, and this returns false.</summary>
     /// <returns>True if connected again.</returns>
     public virtual bool Reconnect() => Disconnect() && Connect();
@@ -169,11 +179,7 @@ public class UdpClient : UdpPeer
 
     private protected override void CloseForDispose() => Disconnect();
 
-    private protected override async Task CloseForDisposeAsync()
-    {
-        if (BeginDisconnect() is { } channel)
-            await channel.WhenFinished().ConfigureAwait(false);
-    }
+    private protected override Task CloseForDisposeAsync() => DisconnectAsync();
 
     // --- Multicast groups ---
 
