@@ -71,9 +71,9 @@ internal sealed class PeerFactory
     }
 
     /// <summary>
-    /// The echo server receives with OptionAutoReceive (the loop never waits for a ReceiveAsync
-    /// call; measured as fast as asking from OnReceived, and simpler). A multicast server binds
-    /// --address with any port and sends to the group.
+    /// The echo server receives with OptionAutoReceive (no measurable difference from calling
+    /// ReceiveAsync from OnReceived, and simpler). A multicast server binds --address with any
+    /// port and sends to the group.
     /// </summary>
     private BenchUdpServer CreateUdpServer(bool echo, ServerCounters counters) =>
         new(Group is null ? IPEndpoint : new IPEndPoint(IPAddress.Parse(_options.Address), 0), echo, counters)
