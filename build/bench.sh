@@ -86,13 +86,15 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
 
   # A fresh server of ours per client count, its console a pipe this script holds: closing the pipe
   # stops it (as Enter would), and it prints its own figures, among them the bytes it allocated per
-  # datagram in its steady state with nothing else in its process. If this script dies, the pipe closes too.
+  # datagram with nothing else in its process. If this script dies, the pipe closes too. Its
+  # steady-state window still holds some warm-up (new peers, tiered JIT) in a short run, so the
+  # summary also gives the median of its per-second figures (progress lines, seconds with traffic).
   echo "== UDP echo: NetServer vs echoref udpserver, same client, same run"
   artifacts/echoref udpserver "$((port_ref + 2))" >/dev/null &
   pids+=($!)
   for clients in 1 100; do
     console="artifacts/udp-server.console"; rm -f "$console"; mkfifo "$console"
-    "$bench" udp echo --role server -p "$((port_ref + 3))" -z 0 -q <"$console" >"artifacts/udp-server-$clients.txt" &
+    "$bench" udp echo --role server -p "$((port_ref + 3))" -z 0 <"$console" >"artifacts/udp-server-$clients.txt" 2>&1 &
     pids+=($!)
     exec 3>"$console"
     sleep 1
@@ -101,9 +103,12 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
     exec 3>&-
     wait "${pids[-1]}" || true
     rm -f "$console"
-    server_alloc=$(field "$(cat "artifacts/udp-server-$clients.txt")" allocatedBytesPerMessage)
-    summary+=("$(printf 'udp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s; our server alone: %s B/datagram' \
-      "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}")")
+    server_alloc=$(field "$(grep '^{' "artifacts/udp-server-$clients.txt")" allocatedBytesPerMessage)
+    # "progress: T s  sessions N  RATE msg/s  ALLOCATED B/msg allocated"
+    median_alloc=$(awk '$1 == "progress:" && $6 > 0 { print $8 }' "artifacts/udp-server-$clients.txt" | sort -g |
+      awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    summary+=("$(printf 'udp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s; our server alone: %s B/datagram (median second %s)' \
+      "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}" "${median_alloc:-?}")")
   done
 fi
 echo
