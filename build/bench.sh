@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
-#   build/bench.sh            tcp, uds and ssl (TLS), echo and multicast, 1 and 100 clients, then
-#                             TLS handshakes (and TCP connects) per second with 8 clients; 3 s each
+#   build/bench.sh            tcp, uds, ssl (TLS) and udp, echo and multicast, 1 and 100 clients,
+#                             then TLS handshakes (and TCP connects) per second with 8 clients; 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
-# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS).
+# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), and for
+# udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure).
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
-# measures our TCP echo server against it with the same client, in the same run.
+# measures our TCP and UDP echo servers against it with the same client, in the same run, and
+# the bytes our UDP echo server (a process of its own) allocates per datagram.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-3}"
@@ -23,7 +25,8 @@ run() {
   local out status=0
   out=$("$bench" "$@" -z "$seconds" -q) || status=$?
   echo "$out" | grep -v '^{' | sed 's/^/  /' || true
-  local rate alloc unit
+  local rate alloc unit loss
+  loss=$(field "$out" lossPercent)
   if [ "$2" = handshake ]; then
     rate=$(field "$out" handshakesPerSecond); alloc=$(field "$out" allocatedBytesPerHandshake); unit=("hs/s" "B/hs")
   else
@@ -32,11 +35,12 @@ run() {
   rates[$label]="$rate"
   local line
   line=$(printf '%-34s %14s %-5s %10s %s' "$label" "${rate:-?}" "${unit[0]}" "${alloc:-?}" "${unit[1]}")
+  [ -z "$loss" ] || line="$line  lost ${loss} %"
   [ "$status" -eq 0 ] || line="$line  FAILED (exit $status)"
   summary+=("$line")
 }
 
-for protocol in tcp uds ssl; do
+for protocol in tcp uds ssl udp; do
   for clients in 1 100; do
     echo "== $protocol echo, $clients client(s)"
     run "$protocol echo, $clients client(s)" "$protocol" echo -c "$clients"
@@ -60,23 +64,53 @@ done
 
 reference="../shared/tools/echoref.c"
 if [ -f "$reference" ] && command -v gcc >/dev/null; then
-  echo "== TCP echo: NetServer vs the C reference server (echoref), same client, same run"
   mkdir -p artifacts
   gcc -O2 -pthread -o artifacts/echoref "$reference"
   port_ref=$((20000 + RANDOM % 10000)); port_our=$((port_ref + 1))
+  pids=()
+  trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+  rate_of() { grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2; }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
+
+  echo "== TCP echo: NetServer vs the C reference server (echoref), same client, same run"
   artifacts/echoref server "$port_ref" 1 >/dev/null &
-  ref_pid=$!
+  pids+=($!)
   "$bench" tcp echo --role server -p "$port_our" -z 3600 -q >/dev/null &
-  our_pid=$!
-  trap 'kill $ref_pid $our_pid 2>/dev/null || true' EXIT
+  pids+=($!)
   sleep 1
   for clients in 1 100; do
-    ref=$("$bench" tcp echo --role client -p "$port_ref" -c "$clients" -z "$seconds" -q | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2)
-    our=$("$bench" tcp echo --role client -p "$port_our" -c "$clients" -z "$seconds" -q | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2)
-    summary+=("$(printf 'tcp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s' "$clients" "$our" "$ref" "$(awk -v a="$our" -v b="$ref" 'BEGIN { printf "%.2f", a / b }')")")
+    ref=$("$bench" tcp echo --role client -p "$port_ref" -c "$clients" -z "$seconds" -q | rate_of)
+    our=$("$bench" tcp echo --role client -p "$port_our" -c "$clients" -z "$seconds" -q | rate_of)
+    summary+=("$(printf 'tcp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s' "$clients" "$our" "$ref" "$(ratio "$our" "$ref")")")
+  done
+
+  # A fresh server of ours per client count, its console a pipe this script holds: closing the pipe
+  # stops it (as Enter would), and it prints its own figures, among them the bytes it allocated per
+  # datagram with nothing else in its process. If this script dies, the pipe closes too. Its
+  # steady-state window still holds some warm-up (new peers, tiered JIT) in a short run, so the
+  # summary also gives the median of its per-second figures (progress lines, seconds with traffic).
+  echo "== UDP echo: NetServer vs echoref udpserver, same client, same run"
+  artifacts/echoref udpserver "$((port_ref + 2))" >/dev/null &
+  pids+=($!)
+  for clients in 1 100; do
+    console="artifacts/udp-server.console"; rm -f "$console"; mkfifo "$console"
+    "$bench" udp echo --role server -p "$((port_ref + 3))" -z 0 <"$console" >"artifacts/udp-server-$clients.txt" 2>&1 &
+    pids+=($!)
+    exec 3>"$console"
+    sleep 1
+    ref=$("$bench" udp echo --role client -p "$((port_ref + 2))" -c "$clients" -z "$seconds" -q | rate_of)
+    our=$("$bench" udp echo --role client -p "$((port_ref + 3))" -c "$clients" -z "$seconds" -q | rate_of)
+    exec 3>&-
+    wait "${pids[-1]}" || true
+    rm -f "$console"
+    server_alloc=$(field "$(grep '^{' "artifacts/udp-server-$clients.txt")" allocatedBytesPerMessage)
+    # "progress: T s  sessions N  RATE msg/s  ALLOCATED B/msg allocated"
+    median_alloc=$(awk '$1 == "progress:" && $6 > 0 { print $8 }' "artifacts/udp-server-$clients.txt" | sort -g |
+      awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    summary+=("$(printf 'udp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s; our server alone: %s B/datagram (median second %s)' \
+      "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}" "${median_alloc:-?}")")
   done
 fi
-
 echo
 echo "Summary ($seconds s per run; client and server share this machine):"
 printf '  %s\n' "${summary[@]}"

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Our TCP echo server against the C reference server (../shared/tools/echoref.c), both running
-# for the whole measurement, driven by the same client in alternating rounds; prints every round
+# Our echo server against the C reference server (../shared/tools/echoref.c), both running for
+# the whole measurement, driven by the same client in alternating rounds; prints every round
 # and the median ratio per client count. Both clients are used: our netserver-bench client and
 # echoref's own C client.
-#   build/compare-echoref.sh                 5 rounds of 5 s, 1 and 100 clients
+#   build/compare-echoref.sh                 TCP: 5 rounds of 5 s, 1 and 100 clients
+#   PROTOCOL=udp build/compare-echoref.sh    UDP: echoref udpserver vs our udp echo server
 #   ROUNDS=3 SECONDS_PER_RUN=3 CLIENTS="100" INLINE=1 build/compare-echoref.sh
-# INLINE=1 runs our server with inline socket completions (--inline).
+# INLINE=1 runs our server with inline socket completions (--inline). Every client keeps
+# MESSAGES x SIZE in flight (default 1000 x 32: TCP 32000 bytes, UDP 1000 datagrams of 32 bytes).
+# UDP drops under overload; the ratio compares echoes received per second, losses aside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+protocol="${PROTOCOL:-tcp}"
 rounds="${ROUNDS:-5}"
 seconds="${SECONDS_PER_RUN:-5}"
 clients="${CLIENTS:-1 100}"
+messages="${MESSAGES:-1000}"
+size="${SIZE:-32}"
 reference="${ECHOREF_SOURCE:-../shared/tools/echoref.c}"
 [ -f "$reference" ] || { echo "The reference server's source is not at $reference (set ECHOREF_SOURCE)." >&2; exit 1; }
+case "$protocol" in tcp|udp) ;; *) echo "PROTOCOL is tcp or udp, not $protocol." >&2; exit 2 ;; esac
 
 dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet >/dev/null
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
@@ -20,17 +27,27 @@ mkdir -p artifacts
 gcc -O2 -pthread -o artifacts/echoref "$reference"
 
 port_ref=$((20000 + RANDOM % 10000)); port_our=$((port_ref + 1))
-artifacts/echoref server "$port_ref" 1 >/dev/null &
+if [ "$protocol" = udp ]; then artifacts/echoref udpserver "$port_ref" >/dev/null &
+else artifacts/echoref server "$port_ref" 1 >/dev/null &
+fi
 ref_pid=$!
 inline=(); [ "${INLINE:-0}" = 1 ] && inline=(--inline)
-"$bench" tcp echo --role server -p "$port_our" -z 86400 -q "${inline[@]}" >/dev/null &
+"$bench" "$protocol" echo --role server -p "$port_our" -z 86400 -q "${inline[@]}" >/dev/null &
 our_pid=$!
 trap 'kill $ref_pid $our_pid 2>/dev/null || true' EXIT
 sleep 2
 
-ours_client() { "$bench" tcp echo --role client -p "$1" -c "$2" -z "$seconds" -q | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2; }
-ref_client() { artifacts/echoref client 127.0.0.1 "$1" "$2" 32000 "$seconds" | grep 'Message throughput' | grep -o '[0-9.]*' | head -n 1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ours_client() { "$bench" "$protocol" echo --role client -p "$1" -c "$2" -m "$messages" -s "$size" -z "$seconds" -q | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2; }
+ref_client() {
+  if [ "$protocol" = udp ]; then
+    artifacts/echoref udpclient 127.0.0.1 "$1" "$2" "$messages" "$size" "$seconds" | grep 'Datagram throughput' | grep -o '[0-9.]*' | head -n 1
+  else
+    # echoref's TCP client counts 32-byte messages: scale to SIZE-byte ones.
+    artifacts/echoref client 127.0.0.1 "$1" "$2" $((messages * size)) "$seconds" | grep 'Data throughput' | grep -o '[0-9.]*' | head -n 1 |
+      awk -v s="$size" '{ printf "%.0f", $1 / s }'
+  fi
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 summary=()
@@ -42,9 +59,9 @@ for c in $clients; do
       else ref=$(ours_client "$port_ref" "$c"); our=$(ours_client "$port_our" "$c"); fi
       r=$(ratio "$our" "$ref")
       ratios+=("$r")
-      echo "clients $c, $client client, round $round: echoref $ref msg/s, NetServer $our msg/s, ratio $r"
+      echo "$protocol, clients $c, $client client, round $round: echoref $ref msg/s, NetServer $our msg/s, ratio $r"
     done
-    summary+=("$(printf '%3d client(s), %-15s client: median NetServer/echoref %s' "$c" "$client" "$(printf '%s\n' "${ratios[@]}" | median)")")
+    summary+=("$(printf '%s %3d client(s), %-15s client: median NetServer/echoref %s' "$protocol" "$c" "$client" "$(printf '%s\n' "${ratios[@]}" | median)")")
   done
 done
 

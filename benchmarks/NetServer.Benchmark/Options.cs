@@ -1,6 +1,7 @@
 using System;
 using System.Globalization;
 using System.IO;
+using System.Net;
 
 namespace NetServer.Benchmark;
 
@@ -46,6 +47,15 @@ internal sealed class Options
 
     public bool Memory { get; private set; }
 
+    /// <summary>udp multicast: the group the server sends to and the clients join.</summary>
+    public string Group { get; private set; } = "239.255.0.1";
+
+    /// <summary>udp multicast: the interface index given with --interface, if any.</summary>
+    public int? Interface { get; private set; }
+
+    /// <summary>multicast: messages per second the server sends (0: as fast as it can).</summary>
+    public int Rate { get; private set; }
+
     /// <summary>ssl: the folder with server.pfx and ca.pem (default: the repository's certs/, found upwards from the program).</summary>
     public string? CertificateFolder { get; private set; }
 
@@ -61,10 +71,15 @@ internal sealed class Options
     public const string Usage = """
         netserver-bench PROTOCOL SCENARIO [options]
 
-          PROTOCOL   tcp | uds | ssl (TLS over TCP)
+          PROTOCOL   tcp | uds | ssl (TLS over TCP) | udp
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
-                                sends back whatever it receives (messages = bytes / SIZE)
-                     multicast  the server multicasts SIZE-byte messages to every client
+                                sends back whatever it receives (messages = bytes / SIZE); udp:
+                                MESSAGES datagrams of SIZE in flight per client, each echo answered
+                                with a new datagram, one more per client each second (as echoref's
+                                udpclient does, so lost datagrams cannot stall a client)
+                     multicast  the server multicasts SIZE-byte messages to every client; udp: to a
+                                group the clients join, each datagram numbered (SIZE >= 8) so the
+                                clients can count the ones they missed
                      handshake  each client connects, completes the TLS handshake (tcp, uds: the
                                 connect), disconnects and starts again until the time is up
 
@@ -78,6 +93,11 @@ internal sealed class Options
           -c, --clients N        working clients (default 1)
           -m, --messages N       echo: messages in flight per client (default 1000)
           -s, --size BYTES       message size (default 32)
+              --group ADDRESS    udp multicast: the group (default 239.255.0.1; the port is --port)
+              --interface INDEX  udp multicast: the interface index to send and join on (default:
+                                 the loopback interface when --address is a loopback address,
+                                 else the system's choice, 0)
+              --rate N           multicast: N messages per second (default: as fast as the server can)
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
@@ -92,6 +112,10 @@ internal sealed class Options
         allocated per message in this process, a progress line on stderr while running, and one JSON
         line on stdout that starts with {"protocol". The handshake scenario reports handshakes
         (connects for tcp and uds) per second, their mean time and the bytes allocated per handshake.
+        udp adds the datagram figures of the whole run ("datagrams" in the JSON): sent, received and
+        lost (echo: sent - received, counted after waiting up to 1 s for the ones in flight;
+        multicast: by the datagrams' numbers), refills, and the server's totals when it runs here.
+        Losses are UDP's, reported as figures, not errors.
         """;
 
     public static Options? Parse(string[] args, TextWriter error)
@@ -134,6 +158,15 @@ internal sealed class Options
                     break;
                 case "--certs":
                     options.CertificateFolder = Next();
+                    break;
+                case "--group":
+                    options.Group = Next();
+                    break;
+                case "--interface":
+                    options.Interface = NextInt(0);
+                    break;
+                case "--rate":
+                    options.Rate = NextInt(0);
                     break;
                 case "-c" or "--clients":
                     options.Clients = NextInt(1);
@@ -181,10 +214,16 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp).");
         if (options.Scenario is not ("echo" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, multicast, handshake).");
+        if (options.Protocol == "udp" && options.Scenario == "handshake")
+            throw new ArgumentException("udp has no handshake scenario (there is no connection to set up).");
+        if (options.Protocol == "udp" && options.Size > UdpPeer.MaxDatagramPayload)
+            throw new ArgumentException($"A udp message (one datagram) holds at most {UdpPeer.MaxDatagramPayload} bytes.");
+        if (options.Protocol == "udp" && options.Scenario == "multicast" && !IPAddress.TryParse(options.Group, out _))
+            throw new ArgumentException($"The multicast group '{options.Group}' is not an IP address.");
         if (options.Role != Role.Server && options.Seconds == 0)
             throw new ArgumentException("A client needs --seconds greater than 0.");
         if (options.InFlight > int.MaxValue)

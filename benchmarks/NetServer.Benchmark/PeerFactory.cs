@@ -1,13 +1,20 @@
+using System;
 using System.Net;
+using System.Net.NetworkInformation;
+using System.Net.Sockets;
 
 namespace NetServer.Benchmark;
 
 /// <summary>
-/// Makes the run's server and clients for its protocol: the one place that knows that tcp and ssl
-/// use an IP endpoint, uds a socket path, and ssl the TLS contexts from the test certificates.
+/// Makes the run's server and clients for its protocol: the one place that knows that tcp, ssl
+/// and udp use an IP endpoint, uds a socket path, ssl the TLS contexts from the test
+/// certificates, and udp multicast a group.
 /// </summary>
 internal sealed class PeerFactory
 {
+    /// <summary>udp server socket buffers (SO_RCVBUF, SO_SNDBUF), as echoref's udpserver asks for, so both servers get the same kernel queues.</summary>
+    private const int UdpServerSocketBuffer = 8 << 20;
+
     private readonly Options _options;
     private readonly SslContext? _serverTls;
     private readonly SslContext? _clientTls;
@@ -16,6 +23,12 @@ internal sealed class PeerFactory
     {
         _options = options;
         CertificateFolder = certificateFolder;
+        if (options.Protocol == "udp" && options.Scenario == "multicast")
+        {
+            Group = new IPEndPoint(IPAddress.Parse(options.Group), options.EffectivePort == 0 ? FreeUdpPort() : options.EffectivePort);
+            MulticastInterface = options.Interface ?? (IPAddress.IsLoopback(IPAddress.Parse(options.Address)) ? LoopbackIndex(Group.AddressFamily) : 0);
+        }
+
         if (certificateFolder is null)
             return;
 
@@ -29,12 +42,18 @@ internal sealed class PeerFactory
     /// <summary>Where the TLS certificates come from (null unless ssl).</summary>
     public string? CertificateFolder { get; }
 
+    /// <summary>udp multicast: the group and port the server sends to and the clients listen on (null otherwise).</summary>
+    public IPEndPoint? Group { get; }
+
+    /// <summary>udp multicast: the interface index datagrams go out on and groups are joined on (0: the system's choice).</summary>
+    public int MulticastInterface { get; }
+
     /// <summary>The factory for <paramref name="options"/>; for ssl it loads the certificates, and throws when they cannot be found or read.</summary>
     public static PeerFactory Create(Options options) =>
         new(options, options.Protocol == "ssl" ? TestCertificates.Locate(options.CertificateFolder) : null);
 
-    /// <summary>The server a client role connects to, as given on the command line.</summary>
-    public EndPoint Target => _options.Protocol == "uds" ? new UnixEndPointHolder(_options.EffectivePath) : IPEndpoint;
+    /// <summary>The server a client role connects to (for udp multicast, the group it joins), as given on the command line.</summary>
+    public EndPoint Target => _options.Protocol == "uds" ? new UnixEndPointHolder(_options.EffectivePath) : Group ?? IPEndpoint;
 
     private IPEndPoint IPEndpoint => new(IPAddress.Parse(_options.Address), _options.EffectivePort);
 
@@ -46,15 +65,87 @@ internal sealed class PeerFactory
         {
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, echo, counters) { OptionNoDelay = true }, counters),
             "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, echo, counters) { OptionNoDelay = true }, counters),
+            "udp" => ServerHandle.Of(CreateUdpServer(echo, counters), counters, Group),
             _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, echo, counters), counters),
         };
     }
 
+    /// <summary>
+    /// The echo server receives with OptionAutoReceive (no measurable difference from calling
+    /// ReceiveAsync from OnReceived, and simpler). A multicast server binds --address with any
+    /// port and sends to the group.
+    /// </summary>
+    private BenchUdpServer CreateUdpServer(bool echo, ServerCounters counters) =>
+        new(Group is null ? IPEndpoint : new IPEndPoint(IPAddress.Parse(_options.Address), 0), echo, counters)
+        {
+            OptionAutoReceive = echo,
+            OptionReceiveBufferSize = UdpServerSocketBuffer,
+            OptionSendBufferSize = UdpServerSocketBuffer,
+            OptionMulticastInterface = MulticastInterface,
+        };
+
+    /// <summary>A stream client for the handshake scenario.</summary>
     public StreamClient CreateClient(EndPoint target, ClientBehavior behavior) => target switch
     {
         IPEndPoint ip when _clientTls is not null => new BenchSslClient(_clientTls, ip, behavior) { OptionNoDelay = true },
         IPEndPoint ip => new BenchTcpClient(ip, behavior) { OptionNoDelay = true },
         _ => new BenchUdsClient(target.ToString()!, behavior),
     };
-}
 
+    /// <summary>A client of the echo or multicast scenario: echo clients keep MESSAGES x SIZE bytes (udp: MESSAGES datagrams) in flight.</summary>
+    public ClientHandle CreateTrafficClient(EndPoint target)
+    {
+        var echo = _options.Scenario == "echo";
+        if (_options.Protocol != "udp")
+        {
+            var initial = new byte[echo ? _options.InFlight : 0];
+            Array.Fill(initial, (byte)'x');
+            var behavior = new ClientBehavior(echo, initial);
+            return ClientHandle.Of(CreateClient(target, behavior), behavior);
+        }
+
+        var message = new byte[_options.Size];
+        Array.Fill(message, (byte)'x');
+        var datagrams = new DatagramBehavior(echo, _options.Messages, message);
+        var ip = (IPEndPoint)target;
+
+        // The receive buffer is the largest datagram expected (SIZE), not 64 KiB per client.
+        if (Group is null)
+            return ClientHandle.Of(new BenchUdpClient(ip, datagrams) { OptionAutoReceive = true, OptionMaxDatagramSize = _options.Size }, datagrams, group: null);
+
+        // A multicast client listens on the group's port on every address and joins the group there.
+        var any = ip.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any;
+        var client = new BenchUdpClient(new IPEndPoint(any, ip.Port), datagrams)
+        {
+            OptionAutoReceive = true,
+            OptionMaxDatagramSize = _options.Size,
+            OptionMulticastInterface = MulticastInterface,
+        };
+        client.SetupMulticast(true);
+        return ClientHandle.Of(client, datagrams, ip.Address);
+    }
+
+    /// <summary>A UDP port free right now, for the group of a run with server and clients in this process.</summary>
+    private static int FreeUdpPort()
+    {
+        using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        probe.Bind(new IPEndPoint(IPAddress.Any, 0));
+        return ((IPEndPoint)probe.LocalEndPoint!).Port;
+    }
+
+    /// <summary>
+    /// The loopback interface's index: multicast between processes of one machine then stays on it
+    /// (and works without a multicast route), instead of also going out on the network.
+    /// </summary>
+    private static int LoopbackIndex(AddressFamily family)
+    {
+        try
+        {
+            return family == AddressFamily.InterNetworkV6 ? NetworkInterface.IPv6LoopbackInterfaceIndex : NetworkInterface.LoopbackInterfaceIndex;
+        }
+        catch (Exception e) when (e is NetworkInformationException or PlatformNotSupportedException)
+        {
+            return 0;
+        }
+    }
+}

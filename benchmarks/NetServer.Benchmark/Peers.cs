@@ -9,6 +9,20 @@ namespace NetServer.Benchmark;
 /// <summary>How the benchmark words a failure on stderr.</summary>
 internal static class ErrorText
 {
+    /// <summary>Error lines written before the rest are only counted (a datagram socket can fail once per datagram).</summary>
+    private const int PrintedLimit = 20;
+    private static int s_printed;
+
+    /// <summary>Writes <paramref name="line"/> to stderr, unless <see cref="PrintedLimit"/> lines were written already.</summary>
+    public static void Print(string line)
+    {
+        var printed = Interlocked.Increment(ref s_printed);
+        if (printed <= PrintedLimit)
+            Console.Error.WriteLine(line);
+        else if (printed == PrintedLimit + 1)
+            Console.Error.WriteLine($"(further errors are counted, not shown)");
+    }
+
     /// <summary>The error code and, for a stream (TLS) failure, the exception the engine kept, which says more than the code.</summary>
     public static string Describe(SocketError error, Exception? detail) =>
         detail is null ? $"{error}" : $"{error} ({detail.GetType().Name}: {Describe(detail)})";
@@ -30,7 +44,12 @@ internal sealed class ClientCounters
     private long _errors;
     private long _handshakes;
     private long _handshakeTicks;
+    private long _datagramsSent;
+    private long _datagramsReceived;
+    private long _refills;
+    private long _datagramsExpected;
 
+    /// <summary>Bytes received.</summary>
     public long Received => Interlocked.Read(ref _received);
 
     public long Errors => Interlocked.Read(ref _errors);
@@ -41,7 +60,27 @@ internal sealed class ClientCounters
     /// <summary>Handshake scenario: their summed duration, in <see cref="System.Diagnostics.Stopwatch"/> ticks.</summary>
     public long HandshakeTicks => Interlocked.Read(ref _handshakeTicks);
 
+    /// <summary>udp: datagrams sent (refills included).</summary>
+    public long DatagramsSent => Interlocked.Read(ref _datagramsSent);
+
+    /// <summary>udp: datagrams received.</summary>
+    public long DatagramsReceived => Interlocked.Read(ref _datagramsReceived);
+
+    /// <summary>udp echo: datagrams added by the once-a-second refill.</summary>
+    public long Refills => Interlocked.Read(ref _refills);
+
+    /// <summary>udp multicast: the datagrams numbered from the first to the last one received (what a loss-free client would have got).</summary>
+    public long DatagramsExpected => Interlocked.Read(ref _datagramsExpected);
+
     public void AddReceived(long bytes) => Interlocked.Add(ref _received, bytes);
+
+    public void AddDatagramSent() => Interlocked.Increment(ref _datagramsSent);
+
+    public void AddDatagramReceived() => Interlocked.Increment(ref _datagramsReceived);
+
+    public void AddRefill() => Interlocked.Increment(ref _refills);
+
+    public void SetDatagramsExpected(long count) => Interlocked.Exchange(ref _datagramsExpected, count);
 
     public void AddError() => Interlocked.Increment(ref _errors);
 
@@ -77,13 +116,13 @@ internal sealed class ClientBehavior(bool echo, byte[] initial)
     public void Error(StreamConnection client, SocketError error)
     {
         Counters.AddError();
-        Console.Error.WriteLine($"client error: {ErrorText.Describe(error, client.DisconnectException)}");
+        ErrorText.Print($"client error: {ErrorText.Describe(error, client.DisconnectException)}");
     }
 
     public void HandshakeFailed(Exception exception)
     {
         Counters.AddError();
-        Console.Error.WriteLine($"client handshake failed: {ErrorText.Describe(exception)}");
+        ErrorText.Print($"client handshake failed: {ErrorText.Describe(exception)}");
     }
 }
 
@@ -121,8 +160,14 @@ internal sealed class ServerCounters
 {
     private long _errors;
     private long _established;
+    private long _dropped;
 
     public long Errors => Interlocked.Read(ref _errors);
+
+    /// <summary>udp: datagrams the server's send queue refused (it was full); UDP may drop, so these are not errors.</summary>
+    public long Dropped => Interlocked.Read(ref _dropped);
+
+    public void AddDropped() => Interlocked.Increment(ref _dropped);
 
     /// <summary>Sessions that came up: completed handshakes for TLS, accepted connections otherwise.</summary>
     public long Established => Interlocked.Read(ref _established);
@@ -134,7 +179,7 @@ internal sealed class ServerCounters
     public void AddError(string error)
     {
         Interlocked.Increment(ref _errors);
-        Console.Error.WriteLine($"server error: {error}");
+        ErrorText.Print($"server error: {error}");
     }
 }
 
@@ -199,14 +244,26 @@ internal abstract class ServerHandle : IDisposable
 
     public abstract EndPoint Endpoint { get; }
 
+    /// <summary>Where this process's clients go: the server's endpoint, or for udp multicast the group.</summary>
+    public virtual EndPoint ClientTarget => Endpoint;
+
     public abstract long BytesReceived { get; }
 
     public abstract long BytesSent { get; }
 
     public abstract long ConnectedSessions { get; }
 
+    /// <summary>Whether a multicast reaches anyone: a stream server needs a connected session; a datagram goes to the group anyway.</summary>
+    public virtual bool HasAudience => ConnectedSessions > 0;
+
+    /// <summary>udp: the server's datagram totals since it started; null for stream servers.</summary>
+    public virtual DatagramFigures? Datagrams => null;
+
     public static ServerHandle Of<TSession>(StreamServer<TSession> server, ServerCounters counters)
         where TSession : StreamSession => new Typed<TSession>(server, counters);
+
+    /// <summary>A UDP server; with a <paramref name="group"/> it starts as a multicast server sending there.</summary>
+    public static ServerHandle Of(UdpServer server, ServerCounters counters, IPEndPoint? group) => new Datagram(server, counters, group);
 
     public abstract bool Start();
 
@@ -234,5 +291,103 @@ internal abstract class ServerHandle : IDisposable
         public override ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token) => server.MulticastAsync(message, token);
 
         public override void Dispose() => server.Dispose();
+    }
+
+    private sealed class Datagram(UdpServer server, ServerCounters counters, IPEndPoint? group) : ServerHandle(counters)
+    {
+        public override EndPoint Endpoint => server.Endpoint;
+
+        public override EndPoint ClientTarget => group ?? server.Endpoint;
+
+        public override long BytesReceived => server.BytesReceived;
+
+        public override long BytesSent => server.BytesSent;
+
+        public override long ConnectedSessions => 0;
+
+        public override bool HasAudience => true;
+
+        public override DatagramFigures Datagrams => new()
+        {
+            ServerReceived = server.DatagramsReceived,
+            ServerSent = server.DatagramsSent,
+            ServerDropped = Counters.Dropped,
+        };
+
+        public override bool Start() => group is null ? server.Start() : server.Start(group);
+
+        public override bool Stop() => server.Stop();
+
+        public override ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token) => server.MulticastAsync(message, token);
+
+        public override void Dispose() => server.Dispose();
+    }
+}
+
+/// <summary>
+/// A benchmark client of any transport behind one small surface, for the echo and multicast
+/// scenarios: connect, count, and for udp echo the once-a-second refill and the final count of
+/// the datagrams still in flight.
+/// </summary>
+internal abstract class ClientHandle : IAsyncDisposable
+{
+    private ClientHandle(ClientCounters counters) => Counters = counters;
+
+    public ClientCounters Counters { get; }
+
+    /// <summary>Why the client is not connected after <see cref="ConnectAsync"/>; null when it is.</summary>
+    public abstract string? Failure { get; }
+
+    /// <summary>Datagrams sent and not (yet) received back; 0 for stream clients.</summary>
+    public virtual long InFlight => 0;
+
+    public static ClientHandle Of(StreamClient client, ClientBehavior behavior) => new Stream(client, behavior.Counters);
+
+    public static ClientHandle Of(UdpClient client, DatagramBehavior behavior, IPAddress? group) => new Datagram(client, behavior, group);
+
+    /// <summary>Connects; a refused or failed connection throws, or leaves <see cref="Failure"/> set.</summary>
+    public abstract Task ConnectAsync(CancellationToken token);
+
+    /// <summary>Called once a second while the run lasts.</summary>
+    public virtual void Tick()
+    {
+    }
+
+    /// <summary>The run is over: send nothing more, so what is still in flight can be counted home.</summary>
+    public virtual void StopSending()
+    {
+    }
+
+    public abstract ValueTask DisposeAsync();
+
+    private sealed class Stream(StreamClient client, ClientCounters counters) : ClientHandle(counters)
+    {
+        public override string? Failure => client.IsConnected ? null
+            : $"{client.DisconnectReason}{(client.DisconnectException is { } e ? ": " + ErrorText.Describe(e) : "")}";
+
+        public override Task ConnectAsync(CancellationToken token) => client.ConnectAsync(token);
+
+        public override ValueTask DisposeAsync() => client.DisposeAsync();
+    }
+
+    private sealed class Datagram(UdpClient client, DatagramBehavior behavior, IPAddress? group) : ClientHandle(behavior.Counters)
+    {
+        public override string? Failure => client.IsConnected ? null : "the socket could not be opened";
+
+        public override long InFlight => Math.Max(0, Counters.DatagramsSent - Counters.DatagramsReceived);
+
+        public override Task ConnectAsync(CancellationToken token)
+        {
+            // Opening a datagram socket does not wait for anyone; a failure is reported through OnError.
+            if (client.Connect() && group is not null)
+                client.JoinMulticastGroup(group);
+            return Task.CompletedTask;
+        }
+
+        public override void Tick() => behavior.Tick(client);
+
+        public override void StopSending() => behavior.StopSending();
+
+        public override async ValueTask DisposeAsync() => await client.DisposeAsync();
     }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Buffers.Binary;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
@@ -72,11 +73,15 @@ internal static partial class Program
             Console.WriteLine(o.EffectivePort == 0 ? "Server port: any free port" : $"Server port: {o.EffectivePort}");
         if (peers.CertificateFolder is not null)
             Console.WriteLine($"Certificates: {peers.CertificateFolder}");
+        if (peers.Group is not null)
+            Console.WriteLine($"Multicast group: {peers.Group} on interface {(peers.MulticastInterface == 0 ? "of the system's choice" : $"index {peers.MulticastInterface}")}");
+        if (o.Scenario == "multicast" && o.Role != Role.Client && o.Rate > 0)
+            Console.WriteLine($"Multicast rate: {o.Rate} msg/s");
         if (o.Role != Role.Server)
         {
             Console.WriteLine($"Working clients: {o.Clients}");
             if (o.Scenario == "echo")
-                Console.WriteLine($"Working messages: {o.Messages}");
+                Console.WriteLine(o.Protocol == "udp" ? $"Working messages: {o.Messages} datagrams in flight per client" : $"Working messages: {o.Messages}");
         }
 
         if (o.Scenario != "handshake")
@@ -90,7 +95,7 @@ internal static partial class Program
         server.Start();
         using var cts = new CancellationTokenSource();
         var multicasting = options.Scenario == "multicast" ? MulticastLoopAsync(server, options, cts.Token) : Task.CompletedTask;
-        var code = await RunClientAsync(options, peers, server.Endpoint, () => server.Errors, async () =>
+        var code = await RunClientAsync(options, peers, server.ClientTarget, server, async () =>
         {
             // Stop producing before the clients go, so the last figures are not disturbed.
             await cts.CancelAsync();
@@ -100,20 +105,40 @@ internal static partial class Program
         return code;
     }
 
-    /// <summary>The multicast scenario's server side: one message after another, as fast as the slowest client allows.</summary>
+    /// <summary>
+    /// The multicast scenario's server side: one message after another, as fast as the slowest client
+    /// allows (udp: as fast as the socket takes them; nothing slows a datagram sender down), or at
+    /// --rate messages per second. udp datagrams carry their number, for the clients' loss count.
+    /// </summary>
     private static async Task MulticastLoopAsync(ServerHandle server, Options options, CancellationToken token)
     {
         var message = new byte[options.Size];
         Array.Fill(message, (byte)'m');
+        var numbered = options.Protocol == "udp" && options.Size >= DatagramBehavior.SequenceBytes;
         try
         {
-            var sent = 0;
+            var sent = 0L;
+            var start = 0L;
             while (!token.IsCancellationRequested)
             {
-                if (server.ConnectedSessions == 0)
+                if (!server.HasAudience)
+                {
                     await Task.Delay(10, token);
-                else
-                    await server.MulticastAsync(message, token);
+                    continue;
+                }
+
+                if (start == 0)
+                    start = Stopwatch.GetTimestamp();
+                if (options.Rate > 0 && sent >= options.Rate * Stopwatch.GetElapsedTime(start).TotalSeconds)
+                {
+                    await Task.Delay(1, token);
+                    continue;
+                }
+
+                // The previous send has completed, so its memory may change: a queued datagram is a copy.
+                if (numbered)
+                    BinaryPrimitives.WriteInt64LittleEndian(message, sent);
+                await server.MulticastAsync(message, token);
 
                 // Multicasts that never wait complete synchronously: let the I/O work run now and then.
                 if (++sent % 256 == 0)
@@ -208,7 +233,7 @@ internal static partial class Program
         else
         {
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
-                options.Seconds, server.Errors, last.Time - first.Time, last.Count - first.Count, last.Allocated - first.Allocated).Print(options.Json);
+                options.Seconds, server.Errors, last.Time - first.Time, last.Count - first.Count, last.Allocated - first.Allocated, server.Datagrams).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -224,26 +249,21 @@ internal static partial class Program
             $"memory: sessions {sessions}  managed heap {Report.FormatBytes(heap)}  per session {perSession:F0} B (baseline {Report.FormatBytes(baseline)})"));
     }
 
-    private static Task<int> RunClientAsync(Options options, PeerFactory peers, EndPoint target, Func<long>? serverErrors = null, Func<Task>? measured = null) =>
+    /// <summary>The client role; <paramref name="server"/> is the server when it runs in this process (its errors count, and udp reports its totals).</summary>
+    private static Task<int> RunClientAsync(Options options, PeerFactory peers, EndPoint target, ServerHandle? server = null, Func<Task>? measured = null) =>
         options.Scenario == "handshake"
-            ? RunHandshakeClientAsync(options, peers, target, serverErrors, measured)
-            : RunTrafficClientAsync(options, peers, target, serverErrors, measured);
+            ? RunHandshakeClientAsync(options, peers, target, server is null ? null : () => server.Errors, measured)
+            : RunTrafficClientAsync(options, peers, target, server, measured);
+
+    /// <summary>How long datagrams still in flight when the run is over may take to come back before they count as lost.</summary>
+    private static readonly TimeSpan s_datagramGrace = TimeSpan.FromSeconds(1);
 
     /// <summary>The echo and multicast client: connects every client, then measures the bytes received.</summary>
-    private static async Task<int> RunTrafficClientAsync(Options options, PeerFactory peers, EndPoint target, Func<long>? serverErrors, Func<Task>? measured)
+    private static async Task<int> RunTrafficClientAsync(Options options, PeerFactory peers, EndPoint target, ServerHandle? server, Func<Task>? measured)
     {
-        var echo = options.Scenario == "echo";
-        var initial = new byte[echo ? options.InFlight : 0];
-        Array.Fill(initial, (byte)'x');
-
-        var clients = new List<StreamClient>(options.Clients);
-        var behaviors = new List<ClientBehavior>(options.Clients);
+        var clients = new List<ClientHandle>(options.Clients);
         for (var i = 0; i < options.Clients; i++)
-        {
-            var behavior = new ClientBehavior(echo, initial);
-            behaviors.Add(behavior);
-            clients.Add(peers.CreateClient(target, behavior));
-        }
+            clients.Add(peers.CreateTrafficClient(target));
 
         // Connect in modest batches so a large client count does not overflow the listen backlog.
         string? failure = null;
@@ -254,8 +274,8 @@ internal static partial class Program
                 await Task.WhenAll(batch.Select(c => c.ConnectAsync(connectTimeout.Token)));
 
             // A connection that closed during its handshake ends the connect with false rather than an exception.
-            if (clients.FirstOrDefault(c => !c.IsConnected) is { } closed)
-                failure = $"a connection closed while connecting ({closed.DisconnectReason}{(closed.DisconnectException is { } e ? ": " + ErrorText.Describe(e) : "")})";
+            if (clients.FirstOrDefault(c => c.Failure is not null) is { } closed)
+                failure = $"a connection closed while connecting ({closed.Failure})";
         }
         catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
         {
@@ -271,9 +291,11 @@ internal static partial class Program
             return 1;
         }
 
-        long Received() => behaviors.Sum(b => b.Counters.Received);
-        long Errors() => behaviors.Sum(b => b.Counters.Errors) + (serverErrors?.Invoke() ?? 0);
+        long Received() => clients.Sum(c => c.Counters.Received);
+        long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
 
+        using var ticking = new CancellationTokenSource();
+        var ticks = TickEverySecondAsync(clients, ticking.Token);
         var watch = Stopwatch.StartNew();
         var bytes0 = Received();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
@@ -291,14 +313,61 @@ internal static partial class Program
         var bytes1 = Received();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
 
+        await ticking.CancelAsync();
+        await ticks;
+        var datagrams = options.Protocol == "udp" ? await CountDatagramsAsync(options, clients, server) : null;
         if (measured is not null)
             await measured();
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
-            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0);
+            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0, datagrams);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
+    }
+
+    private static async Task TickEverySecondAsync(List<ClientHandle> clients, CancellationToken token)
+    {
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        try
+        {
+            while (await timer.WaitForNextTickAsync(token))
+            {
+                foreach (var client in clients)
+                    client.Tick();
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // The run is over.
+        }
+    }
+
+    /// <summary>
+    /// The udp figures of the whole run. Echo clients stop sending first and wait (up to
+    /// <see cref="s_datagramGrace"/>) for the datagrams in flight, so lost = sent - received counts
+    /// only what never came back. Multicast clients lost what their numbers say they missed.
+    /// </summary>
+    private static async Task<DatagramFigures> CountDatagramsAsync(Options options, List<ClientHandle> clients, ServerHandle? server)
+    {
+        foreach (var client in clients)
+            client.StopSending();
+        var waited = Stopwatch.StartNew();
+        while (clients.Sum(c => c.InFlight) > 0 && waited.Elapsed < s_datagramGrace)
+            await Task.Delay(10);
+
+        var received = clients.Sum(c => c.Counters.DatagramsReceived);
+        var figures = server?.Datagrams ?? new DatagramFigures();
+        if (options.Scenario == "echo")
+        {
+            var sent = clients.Sum(c => c.Counters.DatagramsSent);
+            return figures with { Sent = sent, Received = received, Lost = sent - received, Refills = clients.Sum(c => c.Counters.Refills) };
+        }
+
+        var expected = clients.Sum(c => c.Counters.DatagramsExpected);
+        return options.Size >= DatagramBehavior.SequenceBytes
+            ? figures with { Expected = expected, Received = received, Lost = expected - received }
+            : figures with { Received = received };
     }
 
     private static string ClientRole(Options options) => options.Role == Role.Both ? "both" : "client";

@@ -1,10 +1,11 @@
 using System;
 using System.Globalization;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 
 namespace NetServer.Benchmark;
 
-/// <summary>The seeds' figures plus allocations, as text and as one JSON line.</summary>
+/// <summary>The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON line.</summary>
 internal sealed record Report(
     string Protocol,
     string Scenario,
@@ -17,8 +18,11 @@ internal sealed record Report(
     long Errors,
     double TotalSeconds,
     long TotalBytes,
-    long AllocatedBytes)
+    long AllocatedBytes,
+    DatagramFigures? Datagrams = null)
 {
+    private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
+
     public long TotalMessages => TotalBytes / Size;
 
     public double BytesPerSecond => TotalSeconds > 0 ? TotalBytes / TotalSeconds : 0;
@@ -26,6 +30,8 @@ internal sealed record Report(
     public double MessagesPerSecond => TotalSeconds > 0 ? TotalMessages / TotalSeconds : 0;
 
     public double LatencyNanoseconds => TotalMessages > 0 ? TotalSeconds * 1e9 / TotalMessages : 0;
+
+    public double MessagesPerSecondPerClient => Clients > 0 ? MessagesPerSecond / Clients : 0;
 
     public double AllocatedBytesPerMessage => TotalMessages > 0 ? (double)AllocatedBytes / TotalMessages : 0;
 
@@ -42,6 +48,8 @@ internal sealed record Report(
         Console.WriteLine($"Message latency: {FormatNanoseconds(LatencyNanoseconds)}");
         Console.WriteLine(string.Create(c, $"Message throughput: {MessagesPerSecond:F0} msg/s"));
         Console.WriteLine(string.Create(c, $"Allocated: {AllocatedBytesPerMessage:F3} B/msg ({FormatBytes(AllocatedBytes)} in this process, {Role})"));
+        if (Datagrams is { } d)
+            PrintDatagrams(d);
         if (!json)
             return;
         Console.WriteLine(JsonSerializer.Serialize(new
@@ -63,7 +71,29 @@ internal sealed record Report(
             latencyNs = Math.Round(LatencyNanoseconds, 1),
             allocatedBytes = AllocatedBytes,
             allocatedBytesPerMessage = Math.Round(AllocatedBytesPerMessage, 4),
-        }));
+            messagesPerSecondPerClient = Clients > 0 ? Math.Round(MessagesPerSecondPerClient) : (double?)null,
+            datagrams = Datagrams,
+        }, s_json));
+    }
+
+    private void PrintDatagrams(DatagramFigures d)
+    {
+        var c = CultureInfo.InvariantCulture;
+        if (Clients > 0)
+            Console.WriteLine(string.Create(c, $"Message throughput per client: {MessagesPerSecondPerClient:F0} msg/s"));
+        if (d.Received is { } received)
+        {
+            var line = string.Create(c, $"Datagrams (whole run): received {received}");
+            if (d.Sent is { } sent)
+                line += $", sent {sent} (refills {d.Refills ?? 0})";
+            if (d.Expected is { } expected)
+                line += $", expected by number {expected}";
+            line += d.Lost is { } lost ? string.Create(c, $", lost {lost} ({d.LossPercent ?? 0:F3} %)") : ", loss not measured (numbers need size >= 8)";
+            Console.WriteLine(line);
+        }
+
+        if (d.ServerReceived is { } serverReceived)
+            Console.WriteLine($"Server datagrams (whole run): received {serverReceived}, sent {d.ServerSent}, dropped by a full send queue {d.ServerDropped}");
     }
 
     public static string FormatBytes(long bytes)
