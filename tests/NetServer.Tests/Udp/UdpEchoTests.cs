@@ -146,6 +146,49 @@ public class UdpEchoTests
     }
 
     [Fact]
+    public async Task Echo_answers_more_distinct_peers_than_the_endpoint_caches_hold()
+    {
+        // The net target maps raw addresses to endpoint objects through caches that start over
+        // past 1,024 entries: every peer must still be named and answered right, twice over.
+        const int peers = 1100;
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        {
+            server.Probe.OnReceive = (peer, from, buffer, offset, size) => Assert.True(peer.SendAsync(from, buffer, offset, size));
+            Assert.True(server.Start());
+            var raws = Enumerable.Range(0, peers).Select(_ => new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024)).ToArray();
+            try
+            {
+                for (var round = 0; round < 2; round++)
+                {
+                    var echoes = raws.Select(raw => raw.ReceiveAsync("the echo")).ToArray();
+                    for (var p = 0; p < peers; p++)
+                        raws[p].Send(server.Endpoint, UdpTest.Datagram((round * peers) + p, 12));
+                    var answers = await Task.WhenAll(echoes);
+                    for (var p = 0; p < peers; p++)
+                    {
+                        Assert.Equal((round * peers) + p, UdpTest.IdOf(answers[p].Data, 12));
+                        Assert.Equal(server.Endpoint, answers[p].From);
+                    }
+                }
+
+                foreach (var (from, data) in server.Probe.Received)
+                    Assert.Equal(raws[UdpTest.IdOf(data) % peers].Endpoint, from);
+                Assert.Equal(2 * peers, server.DatagramsReceived);
+            }
+            finally
+            {
+                foreach (var raw in raws)
+                    raw.Dispose();
+            }
+
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
     public async Task Echo_with_OptionAutoReceive_needs_no_ReceiveAsync()
     {
         const int count = 300;

@@ -221,6 +221,36 @@ public class UdpLifecycleTests
     }
 
     [Fact]
+    public async Task Address_options_apply_to_the_socket()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var exclusive = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionExclusiveAddressUse = true })
+        await using (var shared = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReuseAddress = true, OptionReceiveBufferSize = 100_000, OptionSendBufferSize = 50_000 })
+        {
+            Assert.True(exclusive.Start());
+            Assert.True(shared.Start());
+            Assert.Equal(1, (int)shared.Socket!.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress)!);
+            Assert.Equal(0, (int)exclusive.Socket!.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress)!);
+
+            // Linux reports twice what was asked for (the kernel's bookkeeping share).
+            Assert.Equal(200_000, shared.Socket.ReceiveBufferSize);
+            Assert.Equal(100_000, shared.Socket.SendBufferSize);
+
+            // A second socket with SO_REUSEADDR may share the shared port, not the exclusive one
+            // (on Linux a port is exclusive unless every socket on it asks to share; the option
+            // is Windows' SO_EXCLUSIVEADDRUSE, and here it must at least not break Start).
+            using var second = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            second.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            second.Bind(shared.Endpoint);
+            using var third = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            third.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            Assert.Equal(SocketError.AddressAlreadyInUse, Assert.Throws<SocketException>(() => third.Bind(exclusive.Endpoint)).SocketErrorCode);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
     public async Task Restart_rebinds_the_same_port_resets_the_counters_and_serves_again()
     {
         var pool = new LeakCheckingBufferPool();

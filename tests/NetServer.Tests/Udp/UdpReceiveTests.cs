@@ -60,11 +60,13 @@ public class UdpReceiveTests
             Assert.Equal(Flood, server.DatagramsReceived);
 
             // A receive that completed at once and called the hook, which asked for the next one,
-            // would add frames per datagram; the engine's loop keeps the depth where it started.
+            // would add frames per datagram (with up to a window of 1,000 waiting, thousands); the
+            // engine's loop keeps the depth bounded: 13 frames when it is started, 23 after a
+            // receive that completed asynchronously, on this machine.
             var first = depths[0];
             var last = depths[Flood - 1];
-            Assert.True(depths.Max() - depths.Min() <= 16, $"OnReceived ran between {depths.Min()} and {depths.Max()} frames deep (first {first}, last {last}).");
-            Assert.True(last <= first + 16, $"OnReceived ran {first} frames deep at datagram 1 and {last} at datagram {Flood}.");
+            Assert.True(depths.Max() - depths.Min() <= 40, $"OnReceived ran between {depths.Min()} and {depths.Max()} frames deep (first {first}, last {last}).");
+            Assert.True(last <= first + 40, $"OnReceived ran {first} frames deep at datagram 1 and {last} at datagram {Flood}.");
             Assert.False(server.Probe.ReceivedOverlapped);
             server.Probe.AssertNoErrors();
         }
@@ -87,7 +89,7 @@ public class UdpReceiveTests
             await Wait.UntilAsync(() => server.Probe.ReceivedCount == Flood, $"{Flood} datagrams");
 
             Assert.Equal(Enumerable.Range(0, Flood), server.Probe.Received.Select(r => UdpTest.IdOf(r.Data, 16)).Order());
-            Assert.True(depths.Max() - depths.Min() <= 16, $"OnReceived ran between {depths.Min()} and {depths.Max()} frames deep.");
+            Assert.True(depths.Max() - depths.Min() <= 40, $"OnReceived ran between {depths.Min()} and {depths.Max()} frames deep.");
             Assert.False(server.Probe.ReceivedOverlapped);
             server.Probe.AssertNoErrors();
         }
