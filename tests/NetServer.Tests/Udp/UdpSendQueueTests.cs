@@ -310,9 +310,14 @@ public class UdpSendQueueTests
             Task<bool> stopping;
             Task<bool> first;
             Task<long> blocking;
+            Task<long> waiting;
             try
             {
                 first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+
+                // A blocking Send whose datagram queued waits for its outcome: here, the drop.
+                waiting = HarnessExtensions.RunBlocking(() => server.Send(receiver.Endpoint, UdpTest.Datagram(699, 100)));
+                await Wait.UntilAsync(() => server.BytesPending == 100, "the blocking Send to queue");
                 var (accepted, _, _) = FillQueue(server, receiver.Endpoint);
                 Assert.NotEmpty(accepted);
                 var parked = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(700, 100).AsMemory()).AsTask();
@@ -327,6 +332,7 @@ public class UdpSendQueueTests
                 stopping = server.StopAsync();
                 Assert.False(await parked.WaitAsync(Wait.Default));
                 Assert.False(stopping.IsCompleted);
+                Assert.False(waiting.IsCompleted);
                 Assert.False(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(702, 100)));
             }
             finally
@@ -336,6 +342,7 @@ public class UdpSendQueueTests
 
             Assert.True(await stopping.WaitAsync(Wait.Default));
             await first.WaitAsync(Wait.Default);
+            Assert.Equal(0, await waiting.WaitAsync(Wait.Default));
 
             // Only the datagram that was in flight went out; the queued ones were dropped.
             Assert.Equal(1, server.DatagramsSent);
