@@ -1,0 +1,582 @@
+using System;
+using System.Diagnostics;
+using System.Linq;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Udp;
+
+/// <summary>
+/// Start, Stop, Restart, Connect, Disconnect, Reconnect and Dispose: hooks in order with the final
+/// one last, even while datagrams flow both ways; shutdown bounded and leaking no pooled buffer;
+/// the same port after a restart; counters exact and reset at start; lifecycle calls from inside
+/// hooks; and the compatible blocking Send and Receive.
+/// </summary>
+public class UdpLifecycleTests
+{
+    private static readonly TimeSpan s_prompt = TimeSpan.FromSeconds(5);
+
+    /// <summary>Ways to shut a server down.</summary>
+    public enum ServerShutdown
+    {
+        Stop,
+        StopAsync,
+        Dispose,
+        DisposeAsync,
+    }
+
+    /// <summary>Ways to close a client.</summary>
+    public enum ClientShutdown
+    {
+        Disconnect,
+        Dispose,
+        DisposeAsync,
+    }
+
+    /// <summary>
+    /// Datagrams both ways until disposed: plain peers flood the server, and a pool task sends from
+    /// the server to them (awaiting each send, so the queue stays bounded). The peers never read;
+    /// the kernel drops what does not fit, which is fine here.
+    /// </summary>
+    private sealed class Traffic : IAsyncDisposable
+    {
+        private readonly CancellationTokenSource _stop = new();
+        private readonly Task[] _tasks;
+
+        public Traffic(UdpPeer peer, EndPoint target, int peers = 3)
+        {
+            Peers = Enumerable.Range(0, peers).Select(_ => new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024)).ToArray();
+            var floods = Peers.Select(raw => Task.Run(async () =>
+            {
+                var data = new byte[64];
+                while (!_stop.IsCancellationRequested)
+                {
+                    for (var i = 0; i < 16; i++)
+                        raw.Socket.SendTo(data, target);
+                    await Task.Yield();
+                }
+            }));
+            var replies = Task.Run(async () =>
+            {
+                var data = new byte[64];
+                for (var i = 0; !_stop.IsCancellationRequested; i++)
+                {
+                    if (!await peer.SendAsync(Peers[i % Peers.Length].Endpoint, data.AsMemory()))
+                        await Task.Delay(1);
+                    if (i % 16 == 0)
+                        await Task.Yield();
+                }
+            });
+            _tasks = floods.Append(replies).ToArray();
+        }
+
+        public RawUdp[] Peers { get; }
+
+        public async ValueTask DisposeAsync()
+        {
+            _stop.Cancel();
+            await Task.WhenAll(_tasks).WaitAsync(Wait.Default);
+            foreach (var raw in Peers)
+                raw.Dispose();
+            _stop.Dispose();
+        }
+    }
+
+    private static async Task<TimeSpan> TimeAsync(Func<Task> action)
+    {
+        var watch = Stopwatch.StartNew();
+        await action().WaitAsync(Wait.Default);
+        return watch.Elapsed;
+    }
+
+    [Theory]
+    [InlineData(ServerShutdown.Stop)]
+    [InlineData(ServerShutdown.StopAsync)]
+    [InlineData(ServerShutdown.Dispose)]
+    [InlineData(ServerShutdown.DisposeAsync)]
+    public async Task Server_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnStopped_comes_last(ServerShutdown how)
+    {
+        var pool = new LeakCheckingBufferPool();
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true };
+        server.Probe.KeepDatagrams = false;
+        server.Probe.OnReceive = (peer, from, buffer, offset, size) => peer.SendAsync(from, buffer, offset, size);
+        Assert.True(server.Start());
+        await using (var traffic = new Traffic(server, server.Endpoint))
+        {
+            await Wait.UntilAsync(() => server.DatagramsReceived > 500 && server.DatagramsSent > 500, "traffic both ways");
+            var took = await TimeAsync(how switch
+            {
+                ServerShutdown.Stop => () => HarnessExtensions.RunBlocking(server.Stop),
+                ServerShutdown.StopAsync => server.StopAsync,
+                ServerShutdown.Dispose => () => HarnessExtensions.RunBlocking(() =>
+                {
+                    server.Dispose();
+                    return true;
+                }),
+                _ => () => server.DisposeAsync().AsTask(),
+            });
+            Assert.True(took < s_prompt, $"{how} took {took}.");
+            Assert.False(server.IsStarted);
+            Assert.True(server.IsSocketDisposed);
+            Assert.Equal(new[] { "starting", "started", "stopping", "stopped" }, server.Probe.Events);
+
+            // Traffic goes on arriving at the closed port and sends keep being tried: nothing reaches a hook.
+            var sent = server.DatagramsSent;
+            await Task.Delay(100);
+            Assert.False(server.SendAsync(traffic.Peers[0].Endpoint, "late"));
+            Assert.Equal(sent, server.DatagramsSent);
+            Assert.Null(server.Probe.LateHook);
+        }
+
+        Assert.Null(server.Probe.LateHook);
+        Assert.Equal(0, server.BytesPending);
+        server.Dispose();
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Theory]
+    [InlineData(ClientShutdown.Disconnect)]
+    [InlineData(ClientShutdown.Dispose)]
+    [InlineData(ClientShutdown.DisposeAsync)]
+    public async Task Client_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnDisconnected_comes_last(ClientShutdown how)
+    {
+        var pool = new LeakCheckingBufferPool();
+        using var server = new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024);
+        var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true };
+        client.Probe.KeepDatagrams = false;
+        Assert.True(client.Connect());
+        var flood = Task.Run(async () =>
+        {
+            var data = new byte[64];
+            for (var i = 0; client.IsConnected; i++)
+            {
+                server.Socket.SendTo(data, client.LocalEndpoint);
+                if (i % 16 == 0)
+                    await Task.Yield();
+            }
+        });
+        var sends = Task.Run(async () =>
+        {
+            var data = new byte[64];
+            for (var i = 0; await client.SendAsync(data.AsMemory()); i++)
+            {
+                if (i % 16 == 0)
+                    await Task.Yield();
+            }
+        });
+
+        await Wait.UntilAsync(() => client.DatagramsReceived > 500 && client.DatagramsSent > 500, "traffic both ways");
+        var took = await TimeAsync(how switch
+        {
+            ClientShutdown.Disconnect => () => HarnessExtensions.RunBlocking(client.Disconnect),
+            ClientShutdown.Dispose => () => HarnessExtensions.RunBlocking(() =>
+            {
+                client.Dispose();
+                return true;
+            }),
+            _ => () => client.DisposeAsync().AsTask(),
+        });
+        Assert.True(took < s_prompt, $"{how} took {took}.");
+        await Task.WhenAll(flood, sends).WaitAsync(Wait.Default);
+        Assert.False(client.IsConnected);
+        Assert.Equal(new[] { "connecting", "connected", "disconnecting", "disconnected" }, client.Probe.Events);
+        Assert.Null(client.Probe.LateHook);
+        Assert.Equal(0, client.BytesPending);
+        client.Dispose();
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Start_and_Stop_say_false_when_they_have_nothing_to_do_and_Dispose_is_idempotent()
+    {
+        var pool = new LeakCheckingBufferPool();
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool);
+        Assert.True(server.Start());
+        Assert.False(server.Start());
+        Assert.False(server.Start(IPAddress.Parse("239.255.0.1"), 5000));
+        Assert.True(server.IsStarted);
+        Assert.False(server.IsSocketDisposed);
+        Assert.True(server.Stop());
+        Assert.False(server.Stop());
+        Assert.False(await server.StopAsync());
+        server.Dispose();
+        server.Dispose();
+        await server.DisposeAsync();
+        Assert.True(server.IsDisposed);
+        Assert.Equal(new[] { "starting", "started", "stopping", "stopped" }, server.Probe.Events);
+
+        var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool);
+        Assert.True(client.Connect());
+        Assert.False(client.Connect());
+        Assert.True(client.Disconnect());
+        Assert.False(client.Disconnect());
+        await client.DisposeAsync();
+        client.Dispose();
+        Assert.Equal(new[] { "connecting", "connected", "disconnecting", "disconnected" }, client.Probe.Events);
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Address_options_apply_to_the_socket()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var exclusive = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionExclusiveAddressUse = true })
+        await using (var shared = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReuseAddress = true, OptionReceiveBufferSize = 100_000, OptionSendBufferSize = 50_000 })
+        {
+            Assert.True(exclusive.Start());
+            Assert.True(shared.Start());
+            Assert.Equal(1, (int)shared.Socket!.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress)!);
+            Assert.Equal(0, (int)exclusive.Socket!.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress)!);
+
+            // Linux reports twice what was asked for (the kernel's bookkeeping share).
+            Assert.Equal(200_000, shared.Socket.ReceiveBufferSize);
+            Assert.Equal(100_000, shared.Socket.SendBufferSize);
+
+            // A second socket with SO_REUSEADDR may share the shared port, not the exclusive one
+            // (on Linux a port is exclusive unless every socket on it asks to share; the option
+            // is Windows' SO_EXCLUSIVEADDRUSE, and here it must at least not break Start).
+            using var second = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            second.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            second.Bind(shared.Endpoint);
+            using var third = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            third.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            Assert.Equal(SocketError.AddressAlreadyInUse, Assert.Throws<SocketException>(() => third.Bind(exclusive.Endpoint)).SocketErrorCode);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Restart_rebinds_the_same_port_resets_the_counters_and_serves_again()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            server.Probe.Echo();
+            Assert.True(server.Start());
+            var port = server.Port;
+            using var peer = new RawUdp(IPAddress.Loopback);
+            peer.Send(server.Endpoint, "before");
+            Assert.Equal("before", await peer.ReceiveTextAsync());
+            await Wait.UntilAsync(() => server.DatagramsSent == 1, "the send counter");
+
+            // Counters stay readable after Stop and start from zero at the next Start.
+            Assert.True(server.Stop());
+            Assert.Equal(1, server.DatagramsReceived);
+            Assert.Equal(6, server.BytesSent);
+            server.Probe.Rearm();
+            Assert.True(server.Start());
+            Assert.Equal(port, server.Port);
+            Assert.Equal(0, server.DatagramsReceived);
+            Assert.Equal(0, server.DatagramsSent);
+            Assert.Equal(0, server.BytesReceived);
+            Assert.Equal(0, server.BytesSent);
+
+            server.Probe.Rearm();
+            Assert.True(server.Restart());
+            Assert.Equal(port, server.Port);
+            Assert.True(server.IsStarted);
+            peer.Send(server.Endpoint, "after");
+            Assert.Equal("after", await peer.ReceiveTextAsync());
+            await Wait.UntilAsync(() => server.DatagramsSent == 1, "the send counter");
+            Assert.Equal(1, server.DatagramsReceived);
+            Assert.Equal(5, server.BytesReceived);
+            Assert.Equal(
+                new[] { "starting", "started", "stopping", "stopped", "starting", "started", "stopping", "stopped", "starting", "started" },
+                server.Probe.Events);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Client_counters_are_exact_and_reset_at_Connect()
+    {
+        var pool = new LeakCheckingBufferPool();
+        using var server = new RawUdp(IPAddress.Loopback);
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true })
+        {
+            var sizes = new[] { 0, 1, 7, 100, 1000, 8192, 20000 };
+            for (var round = 0; round < 2; round++)
+            {
+                Assert.True(client.Connect());
+                Assert.Equal(0, client.DatagramsSent + client.DatagramsReceived + client.BytesSent + client.BytesReceived);
+                foreach (var size in sizes)
+                    Assert.Equal(size, client.Send(new byte[size]));
+                Assert.Equal(sizes.Length, client.DatagramsSent);
+                Assert.Equal(sizes.Sum(), client.BytesSent);
+                Assert.Equal(sizes, client.Probe.SentSizes.Skip(round * sizes.Length).Select(s => (int)s));
+
+                var from = (await server.ReceiveAsync("the client's first datagram")).From;
+                await server.ReceiveManyAsync(sizes.Length - 1);
+                foreach (var size in sizes.Take(4))
+                    server.Send(from, new byte[size]);
+                await Wait.UntilAsync(() => client.DatagramsReceived == 4, "the server's datagrams");
+                Assert.Equal(sizes.Take(4).Sum(), client.BytesReceived);
+                Assert.Equal(0, client.BytesPending);
+                Assert.True(client.Disconnect());
+                client.Probe.Rearm();
+            }
+
+            client.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Stop_from_inside_OnReceived_does_not_deadlock()
+    {
+        var pool = new LeakCheckingBufferPool();
+        var results = new System.Collections.Concurrent.ConcurrentQueue<bool>();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true })
+        {
+            server.Probe.OnReceive = (peer, _, _, _, _) => results.Enqueue(((UdpServer)peer).Stop());
+            Assert.True(server.Start());
+            using var peer = new RawUdp(IPAddress.Loopback);
+            for (var i = 0; i < 20; i++)
+                peer.Send(server.Endpoint, "stop");
+
+            await server.Probe.Finished.Task.WaitAsync(Wait.Default);
+            Assert.False(server.IsStarted);
+            Assert.True(results.First());
+            Assert.All(results.Skip(1), Assert.False);
+            Assert.Equal(new[] { "starting", "started", "stopping", "stopped" }, server.Probe.Events);
+            Assert.Null(server.Probe.LateHook);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Disconnect_and_Reconnect_from_inside_hooks_do_not_deadlock()
+    {
+        var pool = new LeakCheckingBufferPool();
+        using var server = new RawUdp(IPAddress.Loopback);
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true })
+        {
+            // Reconnect inside a hook cannot wait for the disconnect: it says false, and the client ends disconnected.
+            bool? reconnected = null;
+            client.Probe.OnReceive = (peer, _, _, _, _) => reconnected ??= ((UdpClient)peer).Reconnect();
+            Assert.True(client.Connect());
+            server.Send(client.LocalEndpoint, "go");
+            await client.Probe.Finished.Task.WaitAsync(Wait.Default);
+            Assert.False(reconnected);
+            Assert.False(client.IsConnected);
+
+            // Disconnect inside a hook: true at once, OnDisconnected after the hook returns.
+            client.Probe.Rearm();
+            bool? disconnected = null;
+            client.Probe.OnReceive = (peer, _, _, _, _) => disconnected ??= ((UdpClient)peer).Disconnect();
+            Assert.True(client.Connect());
+            server.Send(client.LocalEndpoint, "go");
+            await client.Probe.Finished.Task.WaitAsync(Wait.Default);
+            Assert.True(disconnected);
+            Assert.False(client.IsConnected);
+            Assert.Equal(
+                new[] { "connecting", "connected", "disconnecting", "disconnected", "connecting", "connected", "disconnecting", "disconnected" },
+                client.Probe.Events);
+            Assert.Null(client.Probe.LateHook);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Connect_Disconnect_and_Reconnect_open_a_fresh_socket_each_time()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            server.Probe.Echo();
+            Assert.True(server.Start());
+            await using var real = new ProbeUdpClient(server.IPEndpoint, pool);
+            real.Probe.KeepReceiving();
+
+            Assert.True(real.Connect());
+            var first = real.Socket;
+            Assert.Equal(5, real.Send("one!!"));
+            await Wait.UntilAsync(() => real.Probe.ReceivedCount == 1, "the first echo");
+
+            real.Probe.Rearm();
+            Assert.True(real.Reconnect());
+            Assert.True(real.IsConnected);
+            Assert.NotSame(first, real.Socket);
+            Assert.Equal(3, real.Send("two"));
+            await Wait.UntilAsync(() => real.Probe.ReceivedCount == 2, "the echo after Reconnect");
+            Assert.Equal(new[] { "one!!", "two" }, real.Probe.Texts());
+
+            Assert.True(real.Disconnect());
+            Assert.False(real.Reconnect());
+            Assert.False(real.IsConnected);
+            Assert.Equal(
+                new[] { "connecting", "connected", "disconnecting", "disconnected", "connecting", "connected", "disconnecting", "disconnected" },
+                real.Probe.Events);
+            real.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Connect_from_OnDisconnected_and_Start_from_OnStopped_work()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            server.Probe.Echo();
+            var restarts = 0;
+            bool? restarted = null;
+            server.Probe.Stopped = peer =>
+            {
+                if (restarts++ == 0)
+                    restarted = ((UdpServer)peer).Start();
+            };
+            Assert.True(server.Start());
+            var port = server.Port;
+            Assert.True(server.Stop());
+            Assert.True(restarted);
+            Assert.True(server.IsStarted);
+            Assert.Equal(port, server.Port);
+
+            await using var client = new ProbeUdpClient(server.IPEndpoint, pool);
+            client.Probe.KeepReceiving();
+            var reconnects = 0;
+            bool? reconnected = null;
+            client.Probe.Stopped = peer =>
+            {
+                if (reconnects++ == 0)
+                    reconnected = ((UdpClient)peer).Connect();
+            };
+            Assert.True(client.Connect());
+            Assert.True(client.Disconnect());
+            Assert.True(reconnected);
+            Assert.True(client.IsConnected);
+            Assert.Equal(4, client.Send("back"));
+            await Wait.UntilAsync(() => client.Probe.ReceivedCount == 1, "the echo after connecting from OnDisconnected");
+            Assert.Equal(
+                new[] { "connecting", "connected", "disconnecting", "disconnected", "connecting", "connected" },
+                client.Probe.Events);
+            Assert.Equal(
+                new[] { "starting", "started", "stopping", "stopped", "starting", "started" },
+                server.Probe.Events);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task The_blocking_Send_and_Receive_work_with_Socket_ReceiveTimeout()
+    {
+        var pool = new LeakCheckingBufferPool();
+        using var server = new RawUdp(IPAddress.Loopback);
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool))
+        {
+            var hookThread = -1;
+            client.Probe.OnReceive = (_, _, _, _, _) => hookThread = Environment.CurrentManagedThreadId;
+            Assert.True(client.Connect());
+            client.Socket!.ReceiveTimeout = 200;
+
+            // Nothing to receive: 0 after the timeout, and a timeout is not an error.
+            var (nothing, _, _) = await ReceiveOnAThreadAsync(client, new byte[10], 0, 10);
+            Assert.Equal(0, nothing);
+            Assert.Empty(client.Probe.Errors);
+
+            Assert.Equal(4, client.Send("ping"));
+            var (ping, from) = await server.ReceiveAsync("ping");
+            Assert.Equal("ping", System.Text.Encoding.UTF8.GetString(ping));
+            Assert.Equal(client.LocalEndpoint, from);
+
+            server.Send(from, "pong");
+            var buffer = new byte[20];
+            var (size, source, thread) = await ReceiveOnAThreadAsync(client, buffer, 3, 17);
+            Assert.Equal(4, size);
+            Assert.Equal("pong", System.Text.Encoding.UTF8.GetString(buffer, 3, 4));
+            Assert.Equal(server.Endpoint, source);
+
+            // OnReceived ran on the caller's thread, with the same bytes.
+            var (hookFrom, hookData) = Assert.Single(client.Probe.Received);
+            Assert.Equal("pong", System.Text.Encoding.UTF8.GetString(hookData));
+            Assert.Equal(server.Endpoint, hookFrom);
+            Assert.Equal(thread, hookThread);
+            Assert.Equal(1, client.DatagramsReceived);
+            Assert.Equal(4, client.BytesReceived);
+
+            server.Send(from, "text datagram");
+            var text = await HarnessExtensions.RunBlocking(() =>
+            {
+                EndPoint any = new IPEndPoint(IPAddress.Loopback, 0);
+                return client.Receive(ref any, 100);
+            }).WaitAsync(Wait.Default);
+            Assert.Equal("text datagram", text);
+
+            // A datagram longer than the caller's buffer is cut to it, as the socket does.
+            server.Send(from, "0123456789abcdef");
+            var (cut, _, _) = await ReceiveOnAThreadAsync(client, buffer, 0, 10);
+            Assert.Equal(10, cut);
+            Assert.Equal("0123456789", System.Text.Encoding.UTF8.GetString(buffer, 0, 10));
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    private static Task<(long Size, EndPoint Source, int Thread)> ReceiveOnAThreadAsync(UdpPeer peer, byte[] buffer, int offset, int size) =>
+        HarnessExtensions.RunBlocking(() =>
+        {
+            EndPoint source = new IPEndPoint(IPAddress.Loopback, 0);
+            var received = peer.Receive(ref source, buffer, offset, size);
+            return (received, source, Environment.CurrentManagedThreadId);
+        }).WaitAsync(Wait.Default);
+
+    [Fact]
+    public async Task The_server_blocking_Receive_names_the_sender_and_raises_OnReceived_on_the_caller()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            var hookThread = -1;
+            server.Probe.OnReceive = (_, _, _, _, _) => hookThread = Environment.CurrentManagedThreadId;
+            Assert.True(server.Start());
+            server.Socket!.ReceiveTimeout = (int)Wait.Default.TotalMilliseconds;
+            using var peer = new RawUdp(IPAddress.Loopback);
+            peer.Send(server.Endpoint, "hello");
+            var buffer = new byte[100];
+            var (size, source, thread) = await ReceiveOnAThreadAsync(server, buffer, 0, buffer.Length);
+            Assert.Equal(5, size);
+            Assert.Equal(peer.Endpoint, source);
+            Assert.Equal(thread, hookThread);
+            Assert.Equal(1, server.DatagramsReceived);
+
+            // And back with the blocking Send.
+            Assert.Equal(5, server.Send(source, buffer, 0, 5));
+            Assert.Equal("hello", await peer.ReceiveTextAsync());
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Receive_throws_InvalidOperationException_while_asynchronous_receiving_is_active()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true })
+        await using (var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool))
+        {
+            Assert.True(server.Start());
+            EndPoint from = new IPEndPoint(IPAddress.Loopback, 0);
+            Assert.Throws<InvalidOperationException>(() => server.Receive(ref from, new byte[10]));
+            Assert.Throws<InvalidOperationException>(() => server.Receive(ref from, 10));
+
+            Assert.True(client.Connect());
+            client.ReceiveAsync();
+            Assert.Throws<InvalidOperationException>(() => client.Receive(ref from, new byte[10], 0, 10));
+            Assert.Empty(client.Probe.Errors);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+}

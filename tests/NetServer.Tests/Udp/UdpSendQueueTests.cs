@@ -1,0 +1,540 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Udp;
+
+/// <summary>
+/// The bounded send queue. On Linux loopback a UDP send never blocks: the loopback device hands
+/// each datagram to the receiving socket at once and frees the sender's SO_SNDBUF charge as it
+/// does (a receiver that does not read makes the kernel drop datagrams at the receiver, not
+/// block the sender: 200,000 sends with SO_SNDBUF 4,608 bytes to a peer that never reads got no
+/// EAGAIN). So a small OptionSendBufferSize and a silent peer cannot make datagrams queue. What
+/// does, deterministically, is a send in flight: the one flusher is busy, here held inside OnSent
+/// (which runs on the flusher), and every other send must queue behind it. That is the case the
+/// queue exists for, and the tests fill it that way. OnSent reports datagrams in the order they
+/// were handed to the kernel, so distinct sizes prove the queue's order without trusting the
+/// kernel's delivery order.
+/// </summary>
+public class UdpSendQueueTests
+{
+    /// <summary>Holds the first OnSent (the flusher) until opened, so every send meanwhile queues.</summary>
+    private sealed class FlusherGate
+    {
+        private readonly object _lock = new();
+        private bool _open;
+        private int _armed = 1;
+
+        /// <summary>Completes when the flusher is held.</summary>
+        public TaskCompletionSource Holding { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        /// <summary>Called from OnSent: the first call waits (bounded) until <see cref="Open"/>.</summary>
+        public void Hold()
+        {
+            if (Interlocked.Exchange(ref _armed, 0) == 0)
+                return;
+            Holding.TrySetResult();
+            var deadline = DateTime.UtcNow + Wait.Default;
+            lock (_lock)
+            {
+                while (!_open)
+                {
+                    var left = deadline - DateTime.UtcNow;
+                    if (left <= TimeSpan.Zero || !Monitor.Wait(_lock, left))
+                        return;
+                }
+            }
+        }
+
+        public void Open()
+        {
+            lock (_lock)
+            {
+                _open = true;
+                Monitor.PulseAll(_lock);
+            }
+        }
+    }
+
+    /// <summary>A started server with a send limit of <paramref name="sendLimit"/> bytes whose first OnSent holds the flusher.</summary>
+    private static (ProbeUdpServer Server, FlusherGate Gate) HeldServer(LeakCheckingBufferPool pool, int sendLimit)
+    {
+        var gate = new FlusherGate();
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool)
+        {
+            OptionSendBufferLimit = sendLimit,
+            OptionSendBufferSize = 4096,
+        };
+        server.Probe.OnSend = (_, _, _) => gate.Hold();
+        Assert.True(server.Start());
+        return (server, gate);
+    }
+
+    /// <summary>Sends datagram 0 (100 bytes) from a pool thread, which becomes the flusher and is held in OnSent.</summary>
+    private static async Task<Task<bool>> HoldFlusherAsync(ProbeUdpServer server, FlusherGate gate, IPEndPoint target)
+    {
+        var first = Task.Run(() => server.SendAsync(target, UdpTest.Datagram(0, 100)));
+        await gate.Holding.Task.WaitAsync(Wait.Default);
+        Assert.Equal(0, server.BytesPending);
+        return first;
+    }
+
+    /// <summary>Queues datagrams 1, 2, ... (100 + id bytes each) until one is refused; returns the ids accepted and the refused datagram's size.</summary>
+    private static (List<int> Accepted, long Bytes, int RefusedSize) FillQueue(ProbeUdpServer server, IPEndPoint target)
+    {
+        var accepted = new List<int>();
+        long bytes = 0;
+        for (var id = 1; id < 1000; id++)
+        {
+            var size = 100 + id;
+            if (!server.SendAsync(target, UdpTest.Datagram(id, size)))
+                return (accepted, bytes, size);
+            accepted.Add(id);
+            bytes += size;
+        }
+
+        Assert.Fail("The send queue never refused a datagram.");
+        return default;
+    }
+
+    [Fact]
+    public async Task A_full_queue_refuses_SendAsync_with_NoBufferSpaceAvailable_and_sends_the_rest_in_order()
+    {
+        const int limit = 4096;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var (server, gate) = HeldServer(pool, limit);
+        await using (server)
+        {
+            List<int> accepted;
+            Task<bool> first;
+            try
+            {
+                first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+                (accepted, var bytes, var refusedSize) = FillQueue(server, receiver.Endpoint);
+
+                // The limit counts each datagram's bytes plus 64 of bookkeeping.
+                var cost = bytes + (64L * accepted.Count);
+                Assert.True(cost <= limit, $"{cost} bytes of queue cost passed the limit of {limit}.");
+                Assert.True(cost + refusedSize + 64 > limit, $"A datagram of {refusedSize} bytes was refused with only {cost} of {limit} used.");
+                Assert.Equal(bytes, server.BytesPending);
+                Assert.Equal(1, server.Probe.ErrorCount(SocketError.NoBufferSpaceAvailable));
+
+                // The other sends are refused the same way, and nothing of theirs is queued.
+                Assert.False(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(900, refusedSize)));
+                Assert.False(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(901, refusedSize), 0, refusedSize));
+                Assert.Equal(0, server.Send(receiver.Endpoint, UdpTest.Datagram(902, refusedSize)));
+                Assert.Equal(4, server.Probe.ErrorCount(SocketError.NoBufferSpaceAvailable));
+                Assert.Equal(bytes, server.BytesPending);
+            }
+            finally
+            {
+                gate.Open();
+            }
+
+            Assert.True(await first.WaitAsync(Wait.Default));
+            var expected = new[] { 0 }.Concat(accepted).ToList();
+            var got = await receiver.ReceiveManyAsync(expected.Count);
+            Assert.Equal(expected, got.Select(d => UdpTest.IdOf(d)).Order());
+
+            await Wait.UntilAsync(() => server.BytesPending == 0 && server.DatagramsSent == expected.Count, "the queue to drain");
+            Assert.Equal(expected.Select(id => 100L + id), server.Probe.SentSizes);
+            Assert.Equal(expected.Count, server.DatagramsSent);
+            Assert.Equal(expected.Sum(id => 100L + id), server.BytesSent);
+            Assert.All(server.Probe.Errors, e => Assert.Equal(SocketError.NoBufferSpaceAvailable, e));
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task A_send_in_flight_never_makes_SendAsync_fail_and_the_blocking_Send_waits_for_its_turn()
+    {
+        const int queued = 300;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var (server, gate) = HeldServer(pool, UdpPeer.DefaultSendBufferLimit);
+        await using (server)
+        {
+            Task<bool> first;
+            Task<long> blocking;
+            try
+            {
+                first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+                var bytes = 0L;
+                for (var id = 1; id <= queued; id++)
+                {
+                    Assert.True(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(id, 100 + id)), $"SendAsync {id} failed while a send was in flight.");
+                    bytes += 100 + id;
+                }
+
+                Assert.Equal(bytes, server.BytesPending);
+
+                // The blocking Send queues too, and returns only once its datagram went out.
+                blocking = HarnessExtensions.RunBlocking(() => server.Send(receiver.Endpoint, UdpTest.Datagram(queued + 1, 101 + queued)));
+                await Wait.UntilAsync(() => server.BytesPending == bytes + 101 + queued, "the blocking Send to queue");
+                Assert.False(blocking.IsCompleted);
+            }
+            finally
+            {
+                gate.Open();
+            }
+
+            Assert.True(await first.WaitAsync(Wait.Default));
+            Assert.Equal(101 + queued, await blocking.WaitAsync(Wait.Default));
+            var got = await receiver.ReceiveManyAsync(queued + 2);
+            Assert.Equal(Enumerable.Range(0, queued + 2), got.Select(d => UdpTest.IdOf(d)).Order());
+            Assert.Equal(Enumerable.Range(0, queued + 2).Select(id => 100L + id), server.Probe.SentSizes);
+            Assert.Equal(0, server.BytesPending);
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task The_awaitable_SendAsync_waits_for_room_and_completes_in_arrival_order()
+    {
+        const int limit = 1024;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var (server, gate) = HeldServer(pool, limit);
+        await using (server)
+        {
+            List<int> accepted;
+            Task<bool> first;
+            var parked = new List<Task<bool>>();
+            var parkedIds = new[] { 500, 501, 502, 503 };
+            try
+            {
+                first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+                (accepted, var bytes, _) = FillQueue(server, receiver.Endpoint);
+                server.Probe.Errors.Clear();
+
+                foreach (var id in parkedIds)
+                    parked.Add(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(id, 100 + id).AsMemory()).AsTask());
+                Assert.All(parked, task => Assert.False(task.IsCompleted));
+                Assert.Equal(bytes, server.BytesPending);
+
+                // Parked senders go first: a small datagram that would fit is refused while they wait.
+                Assert.False(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(999, 4)));
+                Assert.Equal(SocketError.NoBufferSpaceAvailable, Assert.Single(server.Probe.Errors));
+            }
+            finally
+            {
+                gate.Open();
+            }
+
+            Assert.True(await first.WaitAsync(Wait.Default));
+            foreach (var task in parked)
+                Assert.True(await task.WaitAsync(Wait.Default));
+
+            var expected = new[] { 0 }.Concat(accepted).Concat(parkedIds).ToList();
+            var got = await receiver.ReceiveManyAsync(expected.Count);
+            Assert.Equal(expected.Order(), got.Select(d => UdpTest.IdOf(d)).Order());
+            await Wait.UntilAsync(() => server.DatagramsSent == expected.Count, "every datagram to go out");
+            Assert.Equal(expected.Select(id => 100L + id), server.Probe.SentSizes);
+            Assert.Equal(0, server.BytesPending);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task A_cancelled_awaitable_send_leaves_nothing_queued()
+    {
+        const int limit = 1024;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var (server, gate) = HeldServer(pool, limit);
+        await using (server)
+        {
+            List<int> accepted;
+            Task<bool> first;
+            Task<bool> behind;
+            try
+            {
+                first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+                (accepted, var bytes, _) = FillQueue(server, receiver.Endpoint);
+
+                using var cts = new CancellationTokenSource();
+                var cancelled = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(600, 700).AsMemory(), cts.Token).AsTask();
+                behind = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(601, 701).AsMemory()).AsTask();
+                Assert.False(cancelled.IsCompleted);
+                cts.Cancel();
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cancelled.WaitAsync(Wait.Default));
+                Assert.False(behind.IsCompleted);
+                Assert.Equal(bytes, server.BytesPending);
+
+                // A token cancelled before the call cancels at once, even with room to spare.
+                using var already = new CancellationTokenSource();
+                already.Cancel();
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(() => server.SendAsync(receiver.Endpoint, new byte[] { 1, 2, 3, 4 }.AsMemory(), already.Token).AsTask());
+                Assert.Equal(bytes, server.BytesPending);
+            }
+            finally
+            {
+                gate.Open();
+            }
+
+            Assert.True(await first.WaitAsync(Wait.Default));
+            Assert.True(await behind.WaitAsync(Wait.Default));
+            var expected = new[] { 0 }.Concat(accepted).Append(601).ToList();
+            var got = await receiver.ReceiveManyAsync(expected.Count);
+            Assert.Equal(expected.Order(), got.Select(d => UdpTest.IdOf(d)).Order());
+            await Wait.UntilAsync(() => server.DatagramsSent == expected.Count && server.BytesPending == 0, "the queue to drain");
+            Assert.Equal(expected.Select(id => 100L + id), server.Probe.SentSizes);
+            Assert.DoesNotContain(700L, server.Probe.SentSizes);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Stop_refuses_parked_senders_at_once_and_drops_the_queue()
+    {
+        const int limit = 1024;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var (server, gate) = HeldServer(pool, limit);
+        await using (server)
+        {
+            Task<bool> stopping;
+            Task<bool> first;
+            Task<long> blocking;
+            Task<long> waiting;
+            try
+            {
+                first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
+
+                // A blocking Send whose datagram queued waits for its outcome: here, the drop.
+                waiting = HarnessExtensions.RunBlocking(() => server.Send(receiver.Endpoint, UdpTest.Datagram(699, 100)));
+                await Wait.UntilAsync(() => server.BytesPending == 100, "the blocking Send to queue");
+                var (accepted, _, _) = FillQueue(server, receiver.Endpoint);
+                Assert.NotEmpty(accepted);
+                var parked = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(700, 100).AsMemory()).AsTask();
+                Assert.False(parked.IsCompleted);
+
+                // A blocking Send that finds the queue full is refused at once: it never parks.
+                blocking = HarnessExtensions.RunBlocking(() => server.Send(receiver.Endpoint, UdpTest.Datagram(701, 100)));
+                Assert.Equal(0, await blocking.WaitAsync(Wait.Default));
+
+                // The flusher is still held in OnSent, so Stop cannot finish; the parked sender is
+                // refused by the close itself, without waiting for that.
+                stopping = server.StopAsync();
+                Assert.False(await parked.WaitAsync(Wait.Default));
+                Assert.False(stopping.IsCompleted);
+                Assert.False(waiting.IsCompleted);
+                Assert.False(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(702, 100)));
+            }
+            finally
+            {
+                gate.Open();
+            }
+
+            Assert.True(await stopping.WaitAsync(Wait.Default));
+            await first.WaitAsync(Wait.Default);
+            Assert.Equal(0, await waiting.WaitAsync(Wait.Default));
+
+            // Only the datagram that was in flight went out; the queued ones were dropped.
+            Assert.Equal(1, server.DatagramsSent);
+            Assert.Equal(0, server.BytesPending);
+            Assert.Equal(0, UdpTest.IdOf((await receiver.ReceiveAsync("the datagram in flight")).Data));
+            Assert.Equal(0, receiver.Available);
+            Assert.Null(server.Probe.LateHook);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    /// <summary>How many datagrams of up to <paramref name="largest"/> bytes each of <paramref name="threads"/> senders may send to <paramref name="receiver"/> without the kernel dropping any, up to <paramref name="most"/>.</summary>
+    private static int PerThread(RawUdp receiver, int threads, int largest, int most)
+    {
+        var perDatagram = largest + 2048;
+        var fits = receiver.Socket.ReceiveBufferSize / 2 / perDatagram / threads;
+        Assert.True(fits >= 10, $"The receive buffer ({receiver.Socket.ReceiveBufferSize} bytes) is too small for this test.");
+        return Math.Min(most, fits);
+    }
+
+    [Fact]
+    public async Task Concurrent_senders_on_many_threads_send_every_datagram_whole_and_each_thread_in_order()
+    {
+        const int threads = 8;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var perThread = PerThread(receiver, threads, 16 + (200 * threads) + threads, 200);
+        var total = threads * perThread;
+
+        // Datagram (t, i) is 16 + 8i + t bytes: its size alone says which thread sent it and when.
+        static int SizeOf(int thread, int index) => 16 + (threads * index) + thread;
+
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            Assert.True(server.Start());
+            var receiving = receiver.ReceiveManyAsync(total);
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            {
+                await go.Task;
+                var scratch = new byte[4096];
+                for (var i = 0; i < perThread; i++)
+                {
+                    var datagram = UdpTest.Datagram((t * 1000) + i, SizeOf(t, i));
+                    switch (i % 5)
+                    {
+                        case 0:
+                            Assert.True(server.SendAsync(receiver.Endpoint, datagram));
+                            break;
+                        case 1:
+                            // From the middle of a buffer that is overwritten as soon as the call returns.
+                            datagram.CopyTo(scratch, 7);
+                            Assert.True(server.SendAsync(receiver.Endpoint, scratch, 7, datagram.Length));
+                            Array.Fill(scratch, (byte)0xEE);
+                            break;
+                        case 2:
+                            Assert.True(server.SendAsync(receiver.Endpoint, datagram.AsSpan()));
+                            break;
+                        case 3:
+                            Assert.True(await server.SendAsync(receiver.Endpoint, datagram.AsMemory()));
+                            break;
+                        default:
+                            Assert.Equal(datagram.Length, server.Send(receiver.Endpoint, datagram));
+                            break;
+                    }
+                }
+            })).ToArray();
+            go.SetResult();
+            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+
+            var got = await receiving;
+            var ids = got.Select(d =>
+            {
+                var id = UdpTest.IdOf(d);
+                Assert.Equal(SizeOf(id / 1000, id % 1000), d.Length);
+                return id;
+            }).Order().ToArray();
+            Assert.Equal(Enumerable.Range(0, threads).SelectMany(t => Enumerable.Range(t * 1000, perThread)), ids);
+
+            // OnSent runs in the order the datagrams went to the kernel: per thread, in send order.
+            await Wait.UntilAsync(() => server.Probe.SentCount == total, "every OnSent");
+            var order = server.Probe.SentSizes.Select(size => (Thread: ((int)size - 16) % threads, Index: ((int)size - 16) / threads)).ToList();
+            foreach (var group in order.GroupBy(o => o.Thread))
+                Assert.Equal(Enumerable.Range(0, perThread), group.Select(o => o.Index));
+
+            Assert.Equal(total, server.DatagramsSent);
+            Assert.Equal(Enumerable.Range(0, threads).Sum(t => Enumerable.Range(0, perThread).Sum(i => (long)SizeOf(t, i))), server.BytesSent);
+            Assert.Equal(0, server.BytesPending);
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Awaitable_senders_under_a_tiny_limit_all_complete_and_none_is_lost()
+    {
+        const int threads = 8;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var perThread = PerThread(receiver, threads, 300, 150);
+        var total = threads * perThread;
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionSendBufferLimit = 1024 })
+        {
+            Assert.True(server.Start());
+            var receiving = receiver.ReceiveManyAsync(total);
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            {
+                await go.Task;
+                for (var i = 0; i < perThread; i++)
+                    Assert.True(await server.SendAsync(receiver.Endpoint, UdpTest.Datagram((t * 1000) + i, 100 + ((i * 7) % 200)).AsMemory()));
+            })).ToArray();
+            go.SetResult();
+            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+
+            var ids = (await receiving).Select(d => UdpTest.IdOf(d)).Order();
+            Assert.Equal(Enumerable.Range(0, threads).SelectMany(t => Enumerable.Range(t * 1000, perThread)), ids);
+            await Wait.UntilAsync(() => server.DatagramsSent == total, "every datagram to go out");
+            Assert.Equal(0, server.BytesPending);
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Refused_sends_under_a_tiny_limit_are_exactly_the_ones_reported_and_never_sent()
+    {
+        const int threads = 8;
+        var pool = new LeakCheckingBufferPool();
+        using var receiver = new RawUdp(IPAddress.Loopback);
+        var perThread = PerThread(receiver, threads, 300, 200);
+        var accepted = new ConcurrentQueue<int>();
+        var refused = 0;
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionSendBufferLimit = 512 })
+        {
+            Assert.True(server.Start());
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            {
+                await go.Task;
+                for (var i = 0; i < perThread; i++)
+                {
+                    var id = (t * 1000) + i;
+                    if (server.SendAsync(receiver.Endpoint, UdpTest.Datagram(id, 200 + (i % 100))))
+                        accepted.Enqueue(id);
+                    else
+                        Interlocked.Increment(ref refused);
+                }
+            })).ToArray();
+            go.SetResult();
+            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+
+            var got = await receiver.ReceiveManyAsync(accepted.Count);
+            Assert.Equal(accepted.Order(), got.Select(d => UdpTest.IdOf(d)).Order());
+            await Wait.UntilAsync(() => server.DatagramsSent == accepted.Count && server.BytesPending == 0, "the queue to drain");
+            Assert.Equal(threads * perThread, accepted.Count + refused);
+            Assert.Equal(refused, server.Probe.ErrorCount(SocketError.NoBufferSpaceAvailable));
+            Assert.Equal(refused, server.Probe.Errors.Count);
+            Assert.Equal(0, receiver.Available);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Sending_from_OnSent_never_recurses()
+    {
+        const int chain = 1000;
+        var pool = new LeakCheckingBufferPool();
+        var depths = new int[chain + 1];
+        using var receiver = new RawUdp(IPAddress.Loopback, receiveBufferSize: 4096); // it never reads: drops do not matter here
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        {
+            var count = 0;
+            server.Probe.OnSend = (peer, to, _) =>
+            {
+                depths[count] = new StackTrace().FrameCount;
+                if (++count <= chain)
+                    Assert.True(peer.SendAsync(to, UdpTest.Datagram(count, 8)));
+            };
+            Assert.True(server.Start());
+            Assert.True(server.SendAsync(receiver.Endpoint, UdpTest.Datagram(0, 8)));
+
+            await Wait.UntilAsync(() => server.Probe.SentCount == chain + 1, "the chain of sends");
+            Assert.Equal(chain + 1, server.DatagramsSent);
+            Assert.True(depths.Max() - depths.Min() <= 40, $"OnSent ran between {depths.Min()} and {depths.Max()} frames deep (first {depths[0]}, last {depths[chain]}).");
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+}
