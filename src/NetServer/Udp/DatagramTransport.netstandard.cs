@@ -58,23 +58,32 @@ internal sealed partial class DatagramTransport : IDisposable
 
     /// <summary>Sends <paramref name="count"/> bytes of <paramref name="array"/> as one datagram to <paramref name="target"/>.</summary>
     public ValueTask<SocketResult> SendAsync(byte[] array, int count, EndPoint target) =>
-        IsReachable(target)
-            ? _sender.SendToAsync(_socket, array, count, target)
+        InSocketFamily(target) is { } usable
+            ? _sender.SendToAsync(_socket, array, count, usable)
             : new ValueTask<SocketResult>(new SocketResult(0, SocketError.AddressFamilyNotSupported));
 
-    /// <summary>Whether the socket's address family can reach <paramref name="target"/> (a dual-mode IPv6 socket reaches IPv4 too).</summary>
-    private bool IsReachable(EndPoint target)
+    /// <summary>
+    /// The endpoint in this socket's address family, or null if it cannot reach it: a dual-mode
+    /// IPv6 socket reaches IPv4 peers (the runtime maps them), an IPv4 socket reaches IPv4-mapped
+    /// IPv6 ones (mapped back here).
+    /// </summary>
+    private EndPoint? InSocketFamily(EndPoint target)
     {
         if (target.AddressFamily == _socket.AddressFamily)
-            return true;
+            return target;
         try
         {
-            return _socket.AddressFamily == AddressFamily.InterNetworkV6 && target.AddressFamily == AddressFamily.InterNetwork && _socket.DualMode;
+            if (_socket.AddressFamily == AddressFamily.InterNetworkV6 && target.AddressFamily == AddressFamily.InterNetwork && _socket.DualMode)
+                return target;
         }
         catch (ObjectDisposedException)
         {
-            return true; // closed meanwhile: the send reports the close
+            return target; // closed meanwhile: the send reports the close
         }
+
+        return _socket.AddressFamily == AddressFamily.InterNetwork && target is IPEndPoint { Address.IsIPv4MappedToIPv6: true } mapped
+            ? new IPEndPoint(mapped.Address.MapToIPv4(), mapped.Port)
+            : null;
     }
 
     public void Dispose()

@@ -97,6 +97,8 @@ public class UdpClient : UdpPeer
             if (OptionMulticast)
             {
                 socket.Bind(target);
+                target = socket.LocalEndPoint ?? target; // the real port when 0 was asked for
+                Endpoint = target;
             }
             else
             {

@@ -241,4 +241,25 @@ public class UdpMulticastTests
 
         await pool.AssertAllReturnedAsync();
     }
+
+    [Fact]
+    public async Task A_multicast_client_asked_for_port_0_reports_the_port_it_listens_on()
+    {
+        var pool = new LeakCheckingBufferPool();
+        await using (var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 0), pool))
+        {
+            client.SetupMulticast(true);
+            Assert.True(client.Connect());
+            var bound = (IPEndPoint)client.Socket!.LocalEndPoint!;
+            Assert.NotEqual(0, bound.Port);
+            Assert.Equal(bound.Port, client.Port);
+            Assert.Equal(bound, client.Endpoint);
+
+            // Reconnecting listens on that same port again.
+            Assert.True(client.Reconnect());
+            Assert.Equal(bound.Port, ((IPEndPoint)client.Socket!.LocalEndPoint!).Port);
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
 }
