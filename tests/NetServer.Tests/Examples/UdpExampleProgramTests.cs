@@ -8,6 +8,7 @@ using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
+using NetServer.Tests.Udp;
 using Xunit;
 
 namespace NetServer.Tests.Examples;
@@ -111,7 +112,7 @@ public sealed class UdpExampleProgramTests
     [Fact]
     public async Task UdpEchoClient_reports_that_no_server_listens()
     {
-        var port = MulticastRoute.FreePort(AddressFamily.InterNetwork).ToString(CultureInfo.InvariantCulture);
+        var port = FreePort();
         await using var client = ProgramProcess.Start("UdpEchoClient", IPAddress.Loopback.ToString(), port);
         await client.WaitForLineAsync("Connected to ");
 
@@ -123,10 +124,10 @@ public sealed class UdpExampleProgramTests
         Assert.Equal(0, await client.WaitForExitAsync());
     }
 
-    [MulticastFact]
+    [MulticastFact(MulticastPath.IPv4Loopback)]
     public async Task UdpMulticast_typed_lines_reach_a_client_in_the_group_across_server_restarts_and_client_reconnects()
     {
-        var (group, port, via) = NewGroup(AddressFamily.InterNetwork);
+        var (group, port, via) = NewGroup(MulticastPath.IPv4Loopback);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, port, .. via]);
         await client.WaitForLineAsync($"Joined {group}");
 
@@ -156,14 +157,14 @@ public sealed class UdpExampleProgramTests
         Assert.DoesNotContain("error", client.Transcript, StringComparison.OrdinalIgnoreCase);
     }
 
-    [MulticastFact(AddressFamily.InterNetworkV6)]
+    [MulticastFact(MulticastPath.IPv6Routed)]
     public async Task UdpMulticast_works_for_an_ipv6_group()
     {
-        var (group, port, via) = NewGroup(AddressFamily.InterNetworkV6);
+        var (group, port, via) = NewGroup(MulticastPath.IPv6Routed);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["::", group, port, .. via]);
         await client.WaitForLineAsync($"Joined {group}");
 
-        await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, .. via]);
+        await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "0", .. via]);
         await server.WaitForLineAsync($"Multicasting to [{group}]:{port} ");
         await server.TypeAsync("hello over ipv6");
         await client.WaitForLineAsync("Received \"(admin) hello over ipv6\" from ");
@@ -174,15 +175,17 @@ public sealed class UdpExampleProgramTests
         Assert.Equal(0, await client.WaitForExitAsync());
     }
 
-    [MulticastFact]
+    // Off the loopback interface: Linux's loopback interface hands every datagram back whatever IP_MULTICAST_LOOP says.
+    // Time to live 0: the datagrams loop back (or not) without reaching the wire.
+    [MulticastFact(MulticastPath.IPv4Routed)]
     public async Task UdpMulticastServer_with_no_loopback_is_not_heard_on_this_machine()
     {
-        var (group, port, via) = NewGroup(AddressFamily.InterNetwork);
+        var (group, port, via) = NewGroup(MulticastPath.IPv4Routed);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, port, .. via]);
         await client.WaitForLineAsync($"Joined {group}");
 
         // The quiet server has sent (or dropped) its line once it has exited, so the loud server's line comes later.
-        await using (var quiet = ProgramProcess.Start("UdpMulticastServer", [group, port, "--no-loopback", .. via]))
+        await using (var quiet = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "0", "--no-loopback", .. via]))
         {
             Assert.Contains("loopback off", await quiet.WaitForLineAsync("Multicasting to "), StringComparison.Ordinal);
             await quiet.TypeAsync("unheard");
@@ -190,7 +193,7 @@ public sealed class UdpExampleProgramTests
             Assert.Equal(0, await quiet.WaitForExitAsync());
         }
 
-        await using var loud = ProgramProcess.Start("UdpMulticastServer", [group, port, .. via]);
+        await using var loud = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "0", .. via]);
         await loud.WaitForLineAsync("Listening on ");
         await loud.TypeAsync("heard");
         await client.WaitForLineAsync("Received \"(admin) heard\" from ");
@@ -202,13 +205,20 @@ public sealed class UdpExampleProgramTests
         Assert.Equal(0, await client.WaitForExitAsync());
     }
 
-    /// <summary>A random group, a free port, and the --interface option when the probe needed one.</summary>
-    private static (string Group, string Port, string[] Via) NewGroup(AddressFamily family)
+    /// <summary>A random group of the path's kind, a free port, and the --interface option for the path's interface.</summary>
+    private static (string Group, string Port, string[] Via) NewGroup(MulticastPath path)
     {
-        var index = MulticastRoute.For(family).InterfaceIndex;
-        string[] via = index == 0 ? [] : ["--interface", index.ToString(CultureInfo.InvariantCulture)];
-        var port = MulticastRoute.FreePort(family).ToString(CultureInfo.InvariantCulture);
-        return (MulticastRoute.RandomGroup(family).ToString(), port, via);
+        var route = MulticastRoute.Get(path);
+        string[] via = route.InterfaceIndex == 0 ? [] : ["--interface", route.InterfaceIndex.ToString(CultureInfo.InvariantCulture)];
+        return (route.NewGroup().ToString(), FreePort(route.Family), via);
+    }
+
+    /// <summary>A UDP port that was free a moment ago (the system picked it for a socket now closed).</summary>
+    private static string FreePort(AddressFamily family = AddressFamily.InterNetwork)
+    {
+        using var socket = new Socket(family, SocketType.Dgram, ProtocolType.Udp);
+        socket.Bind(new IPEndPoint(family == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, 0));
+        return ((IPEndPoint)socket.LocalEndPoint!).Port.ToString(CultureInfo.InvariantCulture);
     }
 
     /// <summary>The port a UDP echo server reports it bound (it was started on port 0).</summary>
