@@ -280,6 +280,10 @@ internal sealed partial class Connection
                     StreamFailed(e);
                     return 0;
                 }
+
+                // One wake-up per read, however many calls time out waiting for it.
+                if (!_blockingRead.IsCompleted)
+                    _blockingRead.ContinueWith(s_wakeBlockingReceive, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
 
             if (!WaitForBlockingRead(_blockingRead, timeoutMilliseconds))
@@ -330,16 +334,20 @@ internal sealed partial class Connection
             _pool.Return(buffer);
     }
 
-    /// <summary>Waits for a blocking receive's read (0 = no limit); false on timeout.</summary>
+    private static readonly Action<Task<int>, object?> s_wakeBlockingReceive = static (_, state) =>
+    {
+        lock (state!)
+            Monitor.PulseAll(state);
+    };
+
+    /// <summary>
+    /// Waits for a blocking receive's read (0 = no limit); false on timeout. The read's completion
+    /// pulses this object (registered once, when the read started).
+    /// </summary>
     private bool WaitForBlockingRead(Task<int> read, int timeoutMilliseconds)
     {
         if (read.IsCompleted)
             return true;
-        read.ContinueWith(static (_, state) =>
-        {
-            lock (state!)
-                Monitor.PulseAll(state);
-        }, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
 
         var deadline = timeoutMilliseconds > 0 ? DateTime.UtcNow.AddMilliseconds(timeoutMilliseconds) : DateTime.MaxValue;
         lock (this)
