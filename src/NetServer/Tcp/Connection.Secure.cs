@@ -43,7 +43,9 @@ internal sealed partial class Connection
     /// <summary>
     /// After the connect hooks (the creator still holds the connection): a plain connection is
     /// ready at once: OnEmpty through the flusher, then the receive loop. A secure one runs its
-    /// handshake first and does the same once it succeeds.
+    /// handshake first and does the same once it succeeds. No handshake hook runs once the
+    /// connection began to close; a close with nothing queued abandons the handshake (see
+    /// <see cref="BeginClose"/>), one with bytes queued lets it finish silently to send them.
     /// </summary>
     public void Open(bool startReceiving)
     {
@@ -76,7 +78,10 @@ internal sealed partial class Connection
     {
         Exception? failure = null;
         Stream? stream = null;
-        if (!RaiseHandshakeHook(static owner => owner.InvokeHandshaking()))
+
+        // No handshake hook may follow OnDisconnecting; a close that abandoned the handshake (in a
+        // connect hook, or in OnHandshaking) closed the socket: then there is no handshake at all.
+        if ((IsOpen && !RaiseHandshakeHook(static owner => owner.InvokeHandshaking())) || IsSocketClosed)
         {
             HandshakeOver(false);
             return;
@@ -101,11 +106,14 @@ internal sealed partial class Connection
 
         if (stream is null)
         {
-            // A connection closed meanwhile (Stop, Dispose, the linger timeout) ended the handshake: not its failure.
+            // A connection closed meanwhile (Stop, Dispose, an abandoning Disconnect, the linger
+            // timeout) ended the handshake: not its failure. One that is closing gracefully (to
+            // send what it queued) keeps the failure but raises no hook after OnDisconnecting.
             if (!IsSocketClosed)
             {
                 failure ??= new IOException("The handshake produced no stream.");
-                RaiseHandshakeFailed(failure);
+                if (IsOpen)
+                    RaiseHandshakeFailed(failure);
                 Abort(DisconnectReason.HandshakeFailed, failure);
             }
 

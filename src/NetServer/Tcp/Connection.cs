@@ -171,6 +171,15 @@ internal sealed partial class Connection
             {
                 CloseSocket();
             }
+            else if (_layer is not null && !IsSecured && !HasQueuedBytes())
+            {
+                // Before the handshake succeeds nothing has reached the peer; with nothing queued
+                // for it either, closing the socket abandons the handshake at once. (With bytes
+                // queued, the handshake goes on, raising no hook, so they still go out as over
+                // TCP.) Read after the state changed: a handshake that succeeded before that saw
+                // the close and raised no OnHandshaked, and then this close flushes as usual.
+                CompleteGracefulClose();
+            }
             else
             {
                 if (FailRoomWaitersAndCheckDrained())
