@@ -70,9 +70,24 @@ internal sealed partial class Connection
     /// </summary>
     public Task<bool> WhenHandshakeDone() => _handshake?.Task ?? Task.FromResult(true);
 
-    /// <summary>Blocks until the handshake is over (see <see cref="WhenHandshakeDone"/>); from inside a hook, returns false at once.</summary>
-    public bool WaitForHandshake(TimeSpan timeout) =>
-        _handshake is null || (WaitUntil(static c => c.IsHandshakeOver, timeout) && Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded);
+    /// <summary>
+    /// Blocks until the handshake is over (see <see cref="WhenHandshakeDone"/>) and returns whether it
+    /// succeeded. It sets no limit of its own: the handshake always ends, by its own timeout, by a
+    /// close (Disconnect, Dispose) or by the peer. It waits inside a hook too (a synchronous connect
+    /// blocks there anyway): the handshake never needs the waiting thread.
+    /// </summary>
+    public bool WaitForHandshake()
+    {
+        if (_handshake is null)
+            return true;
+        lock (this)
+        {
+            while (!IsHandshakeOver)
+                Monitor.Wait(this);
+        }
+
+        return Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded;
+    }
 
     private async Task HandshakeAsync(SecureLayer layer)
     {
