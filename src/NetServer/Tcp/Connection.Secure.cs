@@ -20,6 +20,7 @@ namespace NetServer.Tcp;
 internal sealed partial class Connection
 {
     private readonly SecureLayer? _layer;
+    private readonly ReadGate? _gate; // with a layer: lets its shutdown run only while no read decrypts
     private readonly TaskCompletionSource<bool>? _handshake;
     private Stream? _stream;
     private int _secured;        // the handshake succeeded: the stream carries the application bytes
@@ -43,7 +44,9 @@ internal sealed partial class Connection
     /// <summary>
     /// After the connect hooks (the creator still holds the connection): a plain connection is
     /// ready at once: OnEmpty through the flusher, then the receive loop. A secure one runs its
-    /// handshake first and does the same once it succeeds.
+    /// handshake first and does the same once it succeeds. No handshake hook runs once the
+    /// connection began to close; a close with nothing queued abandons the handshake (see
+    /// <see cref="BeginClose"/>), one with bytes queued lets it finish silently to send them.
     /// </summary>
     public void Open(bool startReceiving)
     {
@@ -68,15 +71,33 @@ internal sealed partial class Connection
     /// </summary>
     public Task<bool> WhenHandshakeDone() => _handshake?.Task ?? Task.FromResult(true);
 
-    /// <summary>Blocks until the handshake is over (see <see cref="WhenHandshakeDone"/>); from inside a hook, returns false at once.</summary>
-    public bool WaitForHandshake(TimeSpan timeout) =>
-        _handshake is null || (WaitUntil(static c => c.IsHandshakeOver, timeout) && Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded);
+    /// <summary>
+    /// Blocks until the handshake is over (see <see cref="WhenHandshakeDone"/>) and returns whether it
+    /// succeeded. It sets no limit of its own: the handshake always ends, by its own timeout, by a
+    /// close (Disconnect, Dispose) or by the peer. It waits inside a hook too (a synchronous connect
+    /// blocks there anyway): the handshake never needs the waiting thread.
+    /// </summary>
+    public bool WaitForHandshake()
+    {
+        if (_handshake is null)
+            return true;
+        lock (this)
+        {
+            while (!IsHandshakeOver)
+                Monitor.Wait(this);
+        }
+
+        return Volatile.Read(ref _handshakeOutcome) == HandshakeSucceeded;
+    }
 
     private async Task HandshakeAsync(SecureLayer layer)
     {
         Exception? failure = null;
         Stream? stream = null;
-        if (!RaiseHandshakeHook(static owner => owner.InvokeHandshaking()))
+
+        // No handshake hook may follow OnDisconnecting; a close that abandoned the handshake (in a
+        // connect hook, or in OnHandshaking) closed the socket: then there is no handshake at all.
+        if ((IsOpen && !RaiseHandshakeHook(static owner => owner.InvokeHandshaking())) || IsSocketClosed)
         {
             HandshakeOver(false);
             return;
@@ -86,7 +107,7 @@ internal sealed partial class Connection
         {
             try
             {
-                stream = await layer.AuthenticateAsync(_socket, timeout.Token).ConfigureAwait(false);
+                stream = await layer.AuthenticateAsync(_socket, _gate!, timeout.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
             {
@@ -101,11 +122,14 @@ internal sealed partial class Connection
 
         if (stream is null)
         {
-            // A connection closed meanwhile (Stop, Dispose, the linger timeout) ended the handshake: not its failure.
+            // A connection closed meanwhile (Stop, Dispose, an abandoning Disconnect, the linger
+            // timeout) ended the handshake: not its failure. One that is closing gracefully (to
+            // send what it queued) keeps the failure but raises no hook after OnDisconnecting.
             if (!IsSocketClosed)
             {
                 failure ??= new IOException("The handshake produced no stream.");
-                RaiseHandshakeFailed(failure);
+                if (IsOpen)
+                    RaiseHandshakeFailed(failure);
                 Abort(DisconnectReason.HandshakeFailed, failure);
             }
 
@@ -223,19 +247,41 @@ internal sealed partial class Connection
                     return;
             }
 
+            // Every read goes through the gate (no allocation, no lock across it): between reads,
+            // or while a read waits for bytes, the layer's shutdown may run.
+            var gate = _gate!;
             while (IsReadable)
             {
                 if (waitFirst)
                 {
                     // A zero-byte read waits for data without holding a receive buffer (SslStream
                     // supports it), so an idle secure connection holds no buffer of ours either.
-                    await StreamIO.ReadAsync(stream, new ArraySegment<byte>(Array.Empty<byte>())).ConfigureAwait(false);
+                    gate.BeginRead();
+                    try
+                    {
+                        await StreamIO.ReadAsync(stream, new ArraySegment<byte>(Array.Empty<byte>())).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        gate.EndRead();
+                    }
+
                     if (!IsReadable)
                         break;
                 }
 
                 _receiveBuffer.TryGetWritable(_readSize, out var free);
-                var received = await StreamIO.ReadAsync(stream, free).ConfigureAwait(false);
+                int received;
+                gate.BeginRead();
+                try
+                {
+                    received = await StreamIO.ReadAsync(stream, free).ConfigureAwait(false);
+                }
+                finally
+                {
+                    gate.EndRead();
+                }
+
                 var next = Delivered(received, free);
                 if (next == ReadNext.Stop)
                     break;
@@ -271,15 +317,21 @@ internal sealed partial class Connection
             if (_blockingRead is null)
             {
                 _blockingBuffer ??= _pool.Rent(Math.Max(count, _owner.OptionReceiveBufferSize));
+                _gate!.BeginRead();
                 try
                 {
                     _blockingRead = StreamIO.ReadAsync(stream, new ArraySegment<byte>(_blockingBuffer, 0, Math.Min(count, _blockingBuffer.Length))).AsTask();
                 }
                 catch (Exception e)
                 {
+                    _gate.EndRead();
                     StreamFailed(e);
                     return 0;
                 }
+
+                // Once per read, however many calls time out waiting for it: the gate learns that
+                // it ended, and a blocking receive waiting for it wakes up.
+                _blockingRead.ContinueWith(s_blockingReadEnded, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
 
             if (!WaitForBlockingRead(_blockingRead, timeoutMilliseconds))
@@ -330,16 +382,22 @@ internal sealed partial class Connection
             _pool.Return(buffer);
     }
 
-    /// <summary>Waits for a blocking receive's read (0 = no limit); false on timeout.</summary>
+    private static readonly Action<Task<int>, object?> s_blockingReadEnded = static (_, state) =>
+    {
+        var connection = (Connection)state!;
+        connection._gate!.EndRead();
+        lock (connection)
+            Monitor.PulseAll(connection);
+    };
+
+    /// <summary>
+    /// Waits for a blocking receive's read (0 = no limit); false on timeout. The read's end pulses
+    /// this object (registered once, when the read started).
+    /// </summary>
     private bool WaitForBlockingRead(Task<int> read, int timeoutMilliseconds)
     {
         if (read.IsCompleted)
             return true;
-        read.ContinueWith(static (_, state) =>
-        {
-            lock (state!)
-                Monitor.PulseAll(state);
-        }, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
 
         var deadline = timeoutMilliseconds > 0 ? DateTime.UtcNow.AddMilliseconds(timeoutMilliseconds) : DateTime.MaxValue;
         lock (this)
@@ -357,18 +415,24 @@ internal sealed partial class Connection
     }
 
     /// <summary>
-    /// A stream read or write failed. Ordinary ends (the peer left, we closed or are closing) close quietly;
+    /// A stream read or write failed. Ordinary ends (the peer left, we closed) close quietly;
     /// anything else (a corrupt record, a TLS alert) is reported through OnError, and the exception
     /// is kept in <see cref="Exception"/> so its message is not lost.
     /// </summary>
     private void StreamFailed(Exception exception)
     {
         var error = SocketErrors.FromException(exception);
-
-        // While closing, the peer's reaction to our close (an alert for an end of stream without
-        // close_notify, a reset) ends the close; it is not an error of the application's.
-        if (IsSocketClosed || !IsOpen || SocketErrors.IsDisconnect(error))
+        if (IsSocketClosed || SocketErrors.IsDisconnect(error))
         {
+            Abort(SocketErrors.ToReason(error));
+            return;
+        }
+
+        // While closing, the application is done with the connection: no OnError, the close's
+        // reason stays, but the exception is kept (a peer's alert, a record that fails to decrypt).
+        if (!IsOpen)
+        {
+            Interlocked.CompareExchange(ref _exception, exception, null);
             Abort(SocketErrors.ToReason(error));
             return;
         }
@@ -487,34 +551,48 @@ internal sealed partial class Connection
 
     // --- Closing over the stream ---
 
-    /// <summary>
-    /// Whether no stream read can be running, so the layer may be shut down: the peer's end of
-    /// stream has been read (the receive loop reads no more), or nothing reads at all. SslStream's
-    /// shutdown must not run while a read decrypts on another thread: on Linux the two reach
-    /// OpenSSL's SSL object at once, which corrupts it (decryption errors, crashes). When we close
-    /// first while the receive loop waits, the close therefore ends with the TCP FIN alone, without
-    /// TLS close_notify; the peer reads a plain end of stream.
-    /// </summary>
-    private bool IsLayerIdle =>
-        _blockingRead is null
-        && (Volatile.Read(ref _peerEnded) != 0 || (!_reads && Volatile.Read(ref _receiving) == 0));
+    private static readonly Action<object> s_shutdownLayer = static state => ((Connection)state).ShutdownLayer();
 
-    /// <summary>A graceful close has sent everything queued: end the layer (close_notify), then the socket's send side.</summary>
-    private async Task ShutdownLayerAsync()
+    private static readonly Action<Task, object?> s_layerShutDown = static (written, state) => ((Connection)state!).LayerShutDown(written);
+
+    /// <summary>
+    /// A graceful close has sent everything queued: end the layer's side (TLS close_notify), then
+    /// the socket's. The layer's shutdown must not run while a read decrypts (see
+    /// <see cref="ReadGate"/>): the gate runs it now, or as soon as the read waits for bytes or ends.
+    /// </summary>
+    private void StartLayerShutdown()
     {
         if (!TryAddReference())
             return;
+        _gate!.Run(s_shutdownLayer, this); // the reference is released once the layer's end is written
+    }
+
+    /// <summary>
+    /// Runs inside the gate, maybe on a reader's thread: only starts the shutdown (OpenSSL's part
+    /// runs in this call) and leaves the rest to the thread pool, off the gate and the reader.
+    /// </summary>
+    private void ShutdownLayer()
+    {
+        Task written;
         try
         {
-            await _layer!.ShutdownAsync(_stream!).ConfigureAwait(false);
+            written = _layer!.ShutdownAsync(_stream!);
         }
-        catch (Exception)
+        catch (Exception e)
         {
-            // Nothing more can be said to a peer that is gone; the socket is closed below or already.
+            written = Task.FromException(e); // as if the write had failed: see LayerShutDown
         }
 
+        written.ContinueWith(s_layerShutDown, this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+    }
+
+    private void LayerShutDown(Task written)
+    {
         try
         {
+            // A peer that is gone cannot be told more (the socket is closed below, or already):
+            // a failed close_notify changes nothing, and the failure is observed here.
+            _ = written.Exception;
             EndOurSide();
         }
         finally

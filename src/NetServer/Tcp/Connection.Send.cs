@@ -514,6 +514,13 @@ internal sealed partial class Connection
         }
     }
 
+    /// <summary>Whether sends are queued or in flight.</summary>
+    private bool HasQueuedBytes()
+    {
+        lock (_sendLock)
+            return _queue.HasPending || _queue.HasInflight;
+    }
+
     private void FailAllWaiters()
     {
         lock (_sendLock)

@@ -40,6 +40,7 @@ internal sealed partial class Connection
     private int _references;
     private bool _detached;    // Finish has started: the connection touches its owner no more, hooks aside
     private int _queueDrained; // a graceful close has sent everything queued
+    private int _sideEnded;    // ... and ended our side (over TLS: after close_notify)
     private int _peerEnded;    // the peer's end of stream (or an error) has been read
     private volatile bool _reads; // a receive loop runs (or will): it can read the peer's end of stream
     private int _reason;
@@ -86,6 +87,7 @@ internal sealed partial class Connection
             // The socket stays blocking because the stream over it (NetworkStream) refuses a
             // non-blocking socket; its async calls never block.
             _handshake = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            _gate = new ReadGate();
         }
     }
 
@@ -171,6 +173,15 @@ internal sealed partial class Connection
             {
                 CloseSocket();
             }
+            else if (_layer is not null && !IsSecured && !HasQueuedBytes())
+            {
+                // Before the handshake succeeds nothing has reached the peer; with nothing queued
+                // for it either, closing the socket abandons the handshake at once. (With bytes
+                // queued, the handshake goes on, raising no hook, so they still go out as over
+                // TCP.) Read after the state changed: a handshake that succeeded before that saw
+                // the close and raised no OnHandshaked, and then this close flushes as usual.
+                CompleteGracefulClose();
+            }
             else
             {
                 if (FailRoomWaitersAndCheckDrained())
@@ -199,9 +210,9 @@ internal sealed partial class Connection
     {
         if (Interlocked.Exchange(ref _queueDrained, 1) != 0 || Volatile.Read(ref _state) != StateClosing)
             return;
-        if (_stream is not null && IsLayerIdle)
+        if (_stream is not null)
         {
-            _ = ShutdownLayerAsync(); // ends the layer's side first (TLS close_notify), then continues below
+            StartLayerShutdown(); // ends the layer's side first (TLS close_notify), then continues below
             return;
         }
 
@@ -224,6 +235,7 @@ internal sealed partial class Connection
             // Closed meanwhile by an abort, which also finished the close.
         }
 
+        Interlocked.Exchange(ref _sideEnded, 1);
         if (Volatile.Read(ref _peerEnded) != 0 || !_reads)
             CompleteGracefulClose();
     }
@@ -232,7 +244,7 @@ internal sealed partial class Connection
     private void PeerEnded()
     {
         Interlocked.Exchange(ref _peerEnded, 1);
-        if (Volatile.Read(ref _queueDrained) != 0)
+        if (Volatile.Read(ref _sideEnded) != 0)
             CompleteGracefulClose();
     }
 

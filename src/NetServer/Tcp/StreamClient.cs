@@ -50,9 +50,11 @@ public abstract class StreamClient : StreamConnection
     /// Connects, blocking the caller. As in NetCoreServer, a synchronous connect does not start the
     /// asynchronous receive loop: use <c>Receive</c>, or call <see cref="StreamConnection.ReceiveAsync"/> to start it.
     /// If the previous connection is still closing, waits for its OnDisconnected first (inside
-    /// another connection's hook it cannot wait, and returns false instead).
+    /// another connection's hook it cannot wait, and returns false instead). A TLS client returns
+    /// once its handshake is over, however long it takes (<c>SslContext.HandshakeTimeout</c> bounds
+    /// it), also when called inside a hook such as OnDisconnected.
     /// </summary>
-    /// <returns>True if connected; false if already connected or connecting, or if the connect failed.</returns>
+    /// <returns>True if connected; false if already connected or connecting, or if the connect (or the handshake) failed.</returns>
     public virtual bool Connect()
     {
         if (IsConnected || Interlocked.CompareExchange(ref _connecting, 1, 0) != 0)
@@ -88,8 +90,9 @@ public abstract class StreamClient : StreamConnection
             throw;
         }
 
-        // A secure connection is up once its handshake is over (from inside a hook this cannot wait).
-        return Established(connection, startReceiving: false) && connection.WaitForHandshake(BlockingWaitTimeout) && connection.IsOpen;
+        // A secure connection is up once its handshake is over, however long that takes (the
+        // handshake timeout bounds it): never false for a connection that then becomes connected.
+        return Established(connection, startReceiving: false) && connection.WaitForHandshake() && connection.IsOpen;
     }
 
     /// <summary>Starts connecting and returns at once; OnConnected (or OnError and OnDisconnected) follows.</summary>

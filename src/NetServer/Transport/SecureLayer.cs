@@ -20,11 +20,17 @@ internal abstract class SecureLayer
 
     /// <summary>
     /// Runs the handshake over <paramref name="socket"/> and returns the stream that carries the
-    /// application bytes. Throws when the handshake fails; <paramref name="cancellationToken"/>
-    /// fires when the handshake timeout passes.
+    /// application bytes. The layer reads the socket through a stream that reports to
+    /// <paramref name="gate"/> (see <see cref="ReadGate"/>). Throws when the handshake fails;
+    /// <paramref name="cancellationToken"/> fires when the handshake timeout passes.
     /// </summary>
-    public abstract Task<Stream> AuthenticateAsync(Socket socket, CancellationToken cancellationToken);
+    public abstract Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken);
 
-    /// <summary>Ends the layer's side of the stream (TLS: sends close_notify) before the socket's send side is shut down.</summary>
+    /// <summary>
+    /// Ends the layer's side of the stream (TLS: close_notify) before the socket's send side is shut
+    /// down. Call it through the <see cref="ReadGate"/> given to <see cref="AuthenticateAsync"/>: the
+    /// synchronous part (TLS: OpenSSL's shutdown) must not run while a read decrypts; the returned
+    /// task completes once the bytes are written.
+    /// </summary>
     public abstract Task ShutdownAsync(Stream stream);
 }

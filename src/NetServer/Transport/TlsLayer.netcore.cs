@@ -23,9 +23,11 @@ internal sealed class TlsLayer : SecureLayer
 
     public override TimeSpan HandshakeTimeout => _context.HandshakeTimeout;
 
-    public override async Task<Stream> AuthenticateAsync(Socket socket, CancellationToken cancellationToken)
+    public override async Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken)
     {
-        var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
+        // The SslStream's inner stream is ours, so the gate knows when a read waits for bytes (and
+        // cannot be decrypting): only then, or between reads, may ShutdownAsync reach OpenSSL.
+        var stream = new SslStream(new GatedStream(new NetworkStream(socket, ownsSocket: false), gate), leaveInnerStreamOpen: false);
         try
         {
             if (_targetHost is null)
@@ -41,5 +43,6 @@ internal sealed class TlsLayer : SecureLayer
         }
     }
 
+    // SslStream.ShutdownAsync runs OpenSSL's SSL_shutdown before it returns, then writes the alert.
     public override Task ShutdownAsync(Stream stream) => ((SslStream)stream).ShutdownAsync();
 }

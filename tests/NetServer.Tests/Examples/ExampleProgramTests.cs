@@ -3,11 +3,14 @@ using System.Globalization;
 using System.Threading.Channels;
 using System.IO;
 using System.Net;
+using System.Linq;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
+using NetServer.Tests.Ssl;
 using Xunit;
 
 namespace NetServer.Tests.Examples;
@@ -188,6 +191,30 @@ public sealed class ExampleProgramTests
         Assert.Equal(0, await member.WaitForExitAsync());
         await server.TypeAsync(string.Empty);
         Assert.Equal(0, await server.WaitForExitAsync());
+    }
+
+    [Fact]
+    public async Task SslChatClient_refuses_a_server_whose_certificate_is_from_another_CA()
+    {
+        // A server presenting a certificate valid for 127.0.0.1 but issued by a CA the client does not trust.
+        await using var bench = new SslEchoServer(new SslContext(SslProtocols.None, TestCertificates.UntrustedServer));
+        using var certs = new TempFolder();
+        await File.WriteAllTextAsync(certs.PathOf("ca.pem"), TestCertificates.Authority.ExportCertificatePem());
+
+        await using var client = ProgramProcess.Start("SslChatClient", IPAddress.Loopback.ToString(), bench.Endpoint.Port.ToString(CultureInfo.InvariantCulture), "--certs", certs.FullPath);
+        var failed = await client.WaitForLineAsync("Handshake failed: ");
+        Assert.Contains("Expected: a server certificate for 127.0.0.1 issued by a trusted CA.", failed, StringComparison.Ordinal);
+        await client.WaitForLineAsync("Disconnected (HandshakeFailed)");
+
+        // The client keeps trying (and keeps refusing) until told to quit; nothing it typed ever reached the server.
+        await client.TypeAsync("let me in");
+        await client.WaitForLineAsync("Handshake failed: ");
+        await client.TypeAsync(string.Empty);
+        Assert.Equal(0, await client.WaitForExitAsync());
+        Assert.DoesNotContain("Secured:", client.Transcript, StringComparison.Ordinal);
+        var (_, sessionProbe) = await bench.SessionAsync(0);
+        await sessionProbe.DisconnectedSignal.Task.WaitAsync(s_timeout);
+        Assert.Equal(0, bench.Probe.Sessions.Values.Sum(p => p.ReceivedBytes));
     }
 
     /// <summary>The port a TCP or TLS chat server reports it bound (it was started on port 0).</summary>

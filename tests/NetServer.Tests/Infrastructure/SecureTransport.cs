@@ -4,6 +4,7 @@ using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Threading.Tasks;
+using NetServer.Transport;
 
 namespace NetServer.Tests.Infrastructure;
 
@@ -144,6 +145,11 @@ public sealed class ProbeSslSession(SslServer server, Probe probe) : SslSession(
 {
     public Probe Probe { get; } = probe;
 
+    /// <summary>Makes the TLS layer of the connection instead of the library (a test that watches the layer); null: the library's.</summary>
+    internal Func<SslContext, string?, SecureLayer>? Layer { get; set; }
+
+    private protected override SecureLayer CreateSecureLayer() => Layer?.Invoke(Server.Context, null) ?? base.CreateSecureLayer();
+
     protected override void OnConnecting() => Probe.OnConnecting();
 
     protected override void OnConnected() => Probe.OnConnected(this);
@@ -171,6 +177,11 @@ public sealed class ProbeSslSession(SslServer server, Probe probe) : SslSession(
 public sealed class ProbeSslClient(SslContext context, IPEndPoint endpoint, Probe probe) : SslClient(context, endpoint)
 {
     public Probe Probe { get; } = probe;
+
+    /// <summary>Makes the TLS layer of each connection instead of the library (a test that watches the layer); null: the library's.</summary>
+    internal Func<SslContext, string?, SecureLayer>? Layer { get; set; }
+
+    private protected override SecureLayer CreateSecureLayer() => Layer?.Invoke(Context, TargetHost) ?? base.CreateSecureLayer();
 
     protected override void OnConnecting() => Probe.OnConnecting();
 
@@ -200,12 +211,15 @@ public sealed class ProbeSslServer(SslContext context, IPEndPoint endpoint, Serv
 {
     public ServerProbe Probe { get; } = probe;
 
+    /// <summary>Makes the TLS layer of each new session (see <see cref="ProbeSslSession.Layer"/>); null: the library's.</summary>
+    internal Func<SslContext, string?, SecureLayer>? SessionLayer { get; set; }
+
     StreamSession? IProbeServer.FindSession(Guid id) => FindSession(id);
 
     protected override SslSession CreateSession()
     {
         var sessionProbe = Probe.NewSessionProbe();
-        var session = new ProbeSslSession(this, sessionProbe);
+        var session = new ProbeSslSession(this, sessionProbe) { Layer = SessionLayer };
         Probe.Sessions[session.Id] = sessionProbe;
         return session;
     }

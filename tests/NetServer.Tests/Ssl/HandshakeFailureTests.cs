@@ -59,11 +59,8 @@ public class HandshakeFailureTests
             if (targetHost is not null)
                 client.TargetHost = targetHost;
 
-            var thrown = await ConnectRefusedAsync(client);
-            var failure = await probe.HandshakeFailedSignal.Task.WaitAsync(Wait.Default);
-            Assert.IsAssignableFrom<AuthenticationException>(failure);
-            if (thrown is not null)
-                Assert.Same(failure, thrown);
+            var failure = await ConnectRefusedAsync(client);
+            Assert.Same(await probe.HandshakeFailedSignal.Task.WaitAsync(Wait.Default), failure);
             Assert.Equal(DisconnectReason.HandshakeFailed, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
             Assert.Equal(DisconnectReason.HandshakeFailed, client.DisconnectReason);
             Assert.Same(failure, client.DisconnectException);
@@ -250,6 +247,32 @@ public class HandshakeFailureTests
         Assert.Empty(await ReadUntilClosedAsync(silent));
 
         await bench.AssertServesAsync(TestCertificates.ClientContext());
+    }
+
+    [Fact]
+    public async Task A_client_whose_server_never_answers_times_out_the_handshake_with_a_TimeoutException()
+    {
+        using var silent = new SilentListener();
+        var context = TestCertificates.ClientContext();
+        context.HandshakeTimeout = TimeSpan.FromMilliseconds(500);
+        var probe = new Probe { RecordHandshakes = true };
+        using var client = new ProbeSslClient(context, silent.Endpoint, probe);
+
+        var watch = Stopwatch.StartNew();
+        // Bounded by the test's own wait too, whose TimeoutException the Assert.Same below tells apart.
+        var thrown = await Assert.ThrowsAsync<TimeoutException>(() => client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
+        var elapsed = watch.Elapsed;
+        var failure = await probe.HandshakeFailedSignal.Task.WaitAsync(Wait.Default);
+        Assert.Same(failure, thrown);
+        Assert.Contains(0.5.ToString("0.###", CultureInfo.CurrentCulture) + " s", failure.Message, StringComparison.Ordinal);
+        Assert.True(elapsed >= TimeSpan.FromMilliseconds(400) && elapsed < TimeSpan.FromSeconds(5), $"The 500 ms handshake timeout fired after {elapsed}.");
+
+        Assert.Equal(DisconnectReason.HandshakeFailed, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+        Assert.Equal(DisconnectReason.HandshakeFailed, client.DisconnectReason);
+        Assert.Same(failure, client.DisconnectException);
+        Assert.False(client.IsConnected);
+        Assert.Equal(["connecting", "connected", "handshaking", "handshake-failed", "disconnecting", "disconnected"], await SettledEventsAsync(probe, "disconnected"));
+        Assert.Equal(1, silent.Accepted);
     }
 
     // --- Validation overrides ---
@@ -501,23 +524,13 @@ public class HandshakeFailureTests
     }
 
     /// <summary>
-    /// Connects a client whose handshake must fail; returns what <c>ConnectAsync(CancellationToken)</c>
-    /// threw. It should always throw the handshake's AuthenticationException, but by a known library
-    /// bug (see <see cref="ConnectAsync_with_a_token_throws_the_handshake_failure_however_early_the_handshake_fails"/>)
-    /// it sometimes returns false instead; the hooks and DisconnectException are checked either way.
+    /// Connects a client whose handshake must fail; <c>ConnectAsync(CancellationToken)</c> must throw
+    /// the handshake's AuthenticationException (never return), however early the handshake fails
+    /// (see <see cref="ConnectAsync_with_a_token_throws_the_handshake_failure_however_early_the_handshake_fails"/>).
+    /// Returns what it threw.
     /// </summary>
-    private static async Task<AuthenticationException?> ConnectRefusedAsync(SslClient client)
-    {
-        try
-        {
-            Assert.False(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default), "The client connected although its handshake had to fail.");
-            return null;
-        }
-        catch (AuthenticationException e)
-        {
-            return e;
-        }
-    }
+    private static async Task<AuthenticationException> ConnectRefusedAsync(SslClient client) =>
+        await Assert.ThrowsAnyAsync<AuthenticationException>(() => client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
 
     /// <summary>
     /// The server's side when its client refused the server's certificate. Where the client

@@ -206,6 +206,29 @@ public sealed class OpenSslInteropTests : IDisposable
         await current.WaitForLineAsync(line => line.StartsWith("New, TLSv1.3, Cipher is ", StringComparison.Ordinal), "the TLS 1.3 handshake");
     }
 
+    [Fact]
+    public async Task Openssl_s_client_reads_close_notify_when_our_session_disconnects_first()
+    {
+        await using var bench = new SslEchoServer(TestCertificates.ServerContext());
+        await using var openssl = OpenSsl.Start(_directory, "s_client", "-connect", $"127.0.0.1:{bench.Endpoint.Port}", "-CAfile", CaPath, "-verify_return_error", "-msg");
+
+        await openssl.WaitForLineAsync(line => line.Contains("Verify return code: 0 (ok)", StringComparison.Ordinal), "the verified handshake");
+        var (session, sessionProbe) = await bench.SessionAsync(0);
+        await sessionProbe.HandshakedSignal.Task.WaitAsync(s_timeout);
+
+        // A round trip, then silence: the session's receive loop waits in its read when it closes,
+        // the case in which only a TCP FIN used to go out.
+        await openssl.WriteLineAsync("before the close");
+        await openssl.WaitForLineAsync(l => l.Contains("before the close", StringComparison.Ordinal), "the echo of the line");
+        Assert.True(await HarnessExtensions.RunBlocking(session.Disconnect).WaitAsync(s_timeout));
+        Assert.Equal(DisconnectReason.LocalDisconnect, await sessionProbe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+
+        // s_client ends on its own once the connection is over; -msg prints each alert it reads ("<<<").
+        await openssl.WaitForExitAsync();
+        AssertReadCloseNotify(openssl.Transcript);
+        Assert.Null(session.DisconnectException);
+    }
+
     // --- our client against openssl s_server ---
 
     [Fact]
@@ -235,6 +258,32 @@ public sealed class OpenSslInteropTests : IDisposable
         }
 
         await pool.AssertAllReturnedAsync();
+    }
+
+    [Fact]
+    public async Task Openssl_s_server_reads_close_notify_when_our_asynchronously_connected_client_disconnects()
+    {
+        await using var openssl = await OpenSsl.StartServerAsync(_directory, "-cert", ServerCertificatePath, "-key", ServerKeyPath, "-msg");
+
+        var probe = new Probe { RecordHandshakes = true };
+        var received = new ReceivedText(probe);
+        using var client = new ProbeSslClient(TestCertificates.ClientContext(), new IPEndPoint(IPAddress.Loopback, openssl.Port), probe);
+        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout), "Our client could not connect to s_server:" + Environment.NewLine + openssl.Transcript);
+
+        // A line each way, so the client's receive loop is waiting in its read when it closes.
+        Assert.True(client.SendAsync("from our client\n"));
+        await openssl.WaitForLineAsync(line => line.Contains("from our client", StringComparison.Ordinal), "s_server to print our line");
+        await openssl.WriteLineAsync("from s_server");
+        await received.WaitForAsync("from s_server\n");
+
+        Assert.True(await HarnessExtensions.RunBlocking(client.Disconnect).WaitAsync(s_timeout));
+        Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+        Assert.Null(client.DisconnectException);
+
+        // s_server ends the connection with DONE after a close_notify, with ERROR after a bare end of stream.
+        var end = await openssl.WaitForLineAsync(line => line is "DONE" or "ERROR", "s_server to end the connection");
+        AssertReadCloseNotify(openssl.Transcript);
+        Assert.Equal("DONE", end);
     }
 
     [Fact]
@@ -301,6 +350,20 @@ public sealed class OpenSslInteropTests : IDisposable
         await openssl.WriteLineAsync("chain accepted");
         await received.WaitForAsync("chain accepted\n");
         Assert.True(client.Disconnect());
+    }
+
+    /// <summary>
+    /// Checks an openssl transcript (with <c>-msg</c>) for a close_notify alert read from our side
+    /// ("&lt;&lt;&lt; TLS 1.3, Alert [length 0002], warning close_notify") and for the absence of
+    /// the error it reports when the connection ends without one.
+    /// </summary>
+    private static void AssertReadCloseNotify(string transcript)
+    {
+        var lines = transcript.Split(Environment.NewLine);
+        Assert.True(
+            Array.Exists(lines, line => line.StartsWith("<<< ", StringComparison.Ordinal) && line.Contains("close_notify", StringComparison.Ordinal)),
+            "openssl read no close_notify from our side:" + Environment.NewLine + transcript);
+        Assert.DoesNotContain("unexpected eof", transcript, StringComparison.OrdinalIgnoreCase);
     }
 
     /// <summary>Collects what a client probe receives, as text.</summary>

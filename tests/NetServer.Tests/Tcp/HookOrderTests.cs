@@ -588,21 +588,21 @@ public class HookOrderTests
     // --- Helpers ---
 
     /// <summary>Records the server's per-session hooks in that session's event list.</summary>
-    private static void RecordServerHooks(ServerHarness harness)
+    internal static void RecordServerHooks(ServerHarness harness)
     {
         harness.Probe.Connected = session => harness.Probe.Sessions[session.Id].Events.Enqueue("server-connected");
         harness.Probe.Disconnected = session => harness.Probe.Sessions[session.Id].Events.Enqueue("server-disconnected");
     }
 
     /// <summary>Records OnSent and OnEmpty too (the probe records the other hooks itself).</summary>
-    private static void RecordClientHooks(Probe probe)
+    internal static void RecordClientHooks(Probe probe)
     {
         probe.Sent = (_, _, _) => probe.Events.Enqueue("sent");
         probe.Empty = _ => probe.Events.Enqueue("empty");
     }
 
     /// <summary>Waits for the final event, then a little longer, so a hook that runs too late is caught too.</summary>
-    private static async Task<string[]> SettledEventsAsync(Probe probe, string final)
+    internal static async Task<string[]> SettledEventsAsync(Probe probe, string final)
     {
         await Wait.UntilAsync(() => probe.Events.Contains(final), final);
         await Task.Delay(100);
