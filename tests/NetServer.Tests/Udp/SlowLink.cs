@@ -1,0 +1,194 @@
+using System;
+using System.Diagnostics;
+using System.IO;
+using System.Net;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Udp;
+
+/// <summary>
+/// A slow network link to a UDP receiver: a veth pair whose far end lives in a network namespace
+/// of its own (so nothing sent over it leaves the machine), with a token-bucket queueing discipline
+/// on the near end. Datagrams wait in that queue and stay charged to the sending socket, so a
+/// socket with a small send buffer really gets "would block" from the kernel, which Linux's
+/// loopback interface never gives a UDP sender. The receiver is python3 in the namespace: it
+/// reads datagrams that start with a 4-byte sequence number and reports how many arrived and
+/// whether in order. Building the link needs root and iproute2 (ip, tc).
+/// </summary>
+internal sealed class SlowLink : IAsyncDisposable
+{
+    private static int s_next;
+    private static readonly Lazy<string?> s_unavailable = new(Probe);
+
+    private readonly string _namespace;
+    private readonly string _near;
+    private Process? _receiver;
+
+    private SlowLink(string name, string near, IPAddress local, IPAddress remote)
+    {
+        _namespace = name;
+        _near = near;
+        LocalAddress = local;
+        RemoteAddress = remote;
+    }
+
+    /// <summary>Why slow links cannot be built on this machine; null when they can.</summary>
+    public static string? Unavailable => s_unavailable.Value;
+
+    /// <summary>This host's end of the link.</summary>
+    public IPAddress LocalAddress { get; }
+
+    /// <summary>The receiver's address, reachable only through the link.</summary>
+    public IPAddress RemoteAddress { get; }
+
+    /// <summary>Where the receiver listens once <see cref="StartReceiverAsync"/> returned.</summary>
+    public IPEndPoint ReceiverEndpoint => new(RemoteAddress, ReceiverPort);
+
+    private const int ReceiverPort = 9999;
+
+    /// <summary>Builds a link that carries <paramref name="rate"/> (a tc rate such as "2mbit").</summary>
+    public static SlowLink Create(string rate)
+    {
+        var n = Interlocked.Increment(ref s_next);
+        var tag = $"{Environment.ProcessId % 100000}x{n}";
+        var subnet = (Environment.ProcessId + (n * 4)) % 250;
+        var link = new SlowLink($"netserver-{tag}", $"nsv{tag}a", IPAddress.Parse($"10.213.{subnet}.1"), IPAddress.Parse($"10.213.{subnet}.2"));
+        var far = $"nsv{tag}b";
+        try
+        {
+            Run(["ip", "netns", "add", link._namespace]);
+            Run(["ip", "link", "add", link._near, "type", "veth", "peer", "name", far]);
+            Run(["ip", "link", "set", far, "netns", link._namespace]);
+            Run(["ip", "addr", "add", $"{link.LocalAddress}/30", "dev", link._near]);
+            Run(["ip", "link", "set", link._near, "up"]);
+            Run(["ip", "netns", "exec", link._namespace, "ip", "addr", "add", $"{link.RemoteAddress}/30", "dev", far]);
+            Run(["ip", "netns", "exec", link._namespace, "ip", "link", "set", far, "up"]);
+
+            // A large queue limit: datagrams wait (charged to the sender's socket) instead of being dropped.
+            Run(["tc", "qdisc", "add", "dev", link._near, "root", "tbf", "rate", rate, "burst", "16kb", "limit", "16mb"]);
+        }
+        catch
+        {
+            link.DeleteLink();
+            throw;
+        }
+
+        return link;
+    }
+
+    /// <summary>Starts the receiver; it reports once it has been idle for <paramref name="idle"/> after the first datagram.</summary>
+    public async Task StartReceiverAsync(TimeSpan idle)
+    {
+        const string script = """
+            import socket, struct, sys
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+            s.bind((sys.argv[1], int(sys.argv[2])))
+            print("ready", flush=True)
+            s.settimeout(60)
+            count, ordered, last = 0, True, -1
+            while True:
+                try:
+                    data = s.recv(65536)
+                except socket.timeout:
+                    break
+                s.settimeout(float(sys.argv[3]))
+                sequence = struct.unpack("<i", data[:4])[0]
+                ordered = ordered and sequence == last + 1
+                last = sequence
+                count += 1
+            print(f"count {count} ordered {ordered}", flush=True)
+            """;
+        var info = new ProcessStartInfo("ip") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var arg in new[] { "netns", "exec", _namespace, "/usr/bin/python3", "-c", script, RemoteAddress.ToString(), ReceiverPort.ToString(System.Globalization.CultureInfo.InvariantCulture), idle.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture) })
+            info.ArgumentList.Add(arg);
+        _receiver = Process.Start(info) ?? throw new InvalidOperationException("The receiver did not start.");
+        var ready = await _receiver.StandardOutput.ReadLineAsync().WaitAsync(Wait.Default);
+        if (ready != "ready")
+            Assert.Fail($"The receiver did not start: {ready} {await _receiver.StandardError.ReadToEndAsync().WaitAsync(Wait.Default)}");
+    }
+
+    /// <summary>Waits for the receiver's report: how many datagrams arrived, and whether their sequence numbers ran 0, 1, 2, ...</summary>
+    public async Task<(int Count, bool Ordered)> ReceiverReportAsync()
+    {
+        var line = await _receiver!.StandardOutput.ReadLineAsync().WaitAsync(TimeSpan.FromSeconds(90));
+        var parts = (line ?? string.Empty).Split(' ');
+        Assert.True(parts is ["count", _, "ordered", _], $"Unexpected receiver report: {line}");
+        return (int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture), parts[3] == "True");
+    }
+
+    public ValueTask DisposeAsync()
+    {
+        if (_receiver is { } receiver)
+        {
+            if (!receiver.HasExited)
+                receiver.Kill(entireProcessTree: true);
+            receiver.Dispose();
+        }
+
+        DeleteLink();
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary>Deleting the namespace deletes the veth pair (and the queueing discipline) with it.</summary>
+    private void DeleteLink()
+    {
+        Run(["ip", "netns", "del", _namespace], failOk: true);
+        Run(["ip", "link", "del", _near], failOk: true);
+    }
+
+    private static string? Probe()
+    {
+        if (!OperatingSystem.IsLinux())
+            return "Slow links are built with Linux network namespaces.";
+        if (Environment.UserName != "root")
+            return "Building a slow link (network namespace, veth, tc) needs root.";
+        foreach (var tool in new[] { "/usr/sbin/ip", "/usr/sbin/tc", "/usr/bin/python3" })
+        {
+            if (!File.Exists(tool) && !File.Exists(tool.Replace("/usr/sbin/", "/sbin/", StringComparison.Ordinal)))
+                return $"Building a slow link needs {Path.GetFileName(tool)} (Debian packages iproute2, python3).";
+        }
+
+        try
+        {
+            Create("1mbit").DeleteLink();
+            return null;
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or System.ComponentModel.Win32Exception)
+        {
+            return $"A slow link could not be built on this machine: {e.Message}";
+        }
+    }
+
+    /// <summary>Runs a short administrative command (ip, tc), bounded; throws with its error output if it fails.</summary>
+    private static void Run(string[] command, bool failOk = false)
+    {
+        var info = new ProcessStartInfo(command[0]) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var arg in command[1..])
+            info.ArgumentList.Add(arg);
+        using var process = Process.Start(info) ?? throw new InvalidOperationException($"{command[0]} did not start.");
+        var errors = process.StandardError.ReadToEnd();
+        if (!process.WaitForExit(15_000))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new InvalidOperationException($"{string.Join(' ', command)} did not finish within 15 s.");
+        }
+
+        if (process.ExitCode != 0 && !failOk)
+            throw new InvalidOperationException($"{string.Join(' ', command)} failed ({process.ExitCode}): {errors.Trim()}");
+    }
+}
+
+/// <summary>A fact that needs a <see cref="SlowLink"/>; skipped with the reason where one cannot be built.</summary>
+[AttributeUsage(AttributeTargets.Method, AllowMultiple = false)]
+public sealed class SlowLinkFactAttribute : FactAttribute
+{
+    public SlowLinkFactAttribute()
+    {
+        if (SlowLink.Unavailable is { } reason)
+            Skip = reason;
+    }
+}
