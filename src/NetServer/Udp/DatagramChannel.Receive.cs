@@ -14,7 +14,8 @@ namespace NetServer.Udp;
 /// <c>ReceiveAsync()</c> asks for one more datagram (asking again before it came changes nothing),
 /// or <c>OptionAutoReceive</c> asks for all of them. A <c>ReceiveAsync()</c> made inside
 /// OnReceived only raises the wish; the running loop takes the next datagram when the hook
-/// returns, so no rate of datagrams can deepen the stack.
+/// returns, so no rate of datagrams can deepen the stack. The loop is an async one on the thread
+/// pool, or, with <c>OptionDedicatedThread</c>, a thread of the socket's own making blocking calls.
 /// </summary>
 internal sealed partial class DatagramChannel
 {
@@ -23,17 +24,26 @@ internal sealed partial class DatagramChannel
     /// <summary>Errors in a row after which the loop pauses briefly, so a socket that fails every call cannot spin.</summary>
     private const int ErrorsBeforePause = 16;
 
+    private static readonly TimeSpan s_errorPause = TimeSpan.FromMilliseconds(10);
+
+    private readonly object _wishLock = new(); // the dedicated thread waits on it for a wish
     private int _receiveWanted;
     private int _receiving;
 
     /// <summary>
     /// Asks for the next datagram (the compatible <c>ReceiveAsync()</c>, and <c>OptionAutoReceive</c>
-    /// at start). Starts the loop on the thread pool unless it runs already; never runs a hook on the
-    /// caller's thread.
+    /// at start). Starts the loop unless it runs already (on the thread pool, or its dedicated thread);
+    /// never runs a hook on the caller's thread.
     /// </summary>
     public void RequestReceive()
     {
         Volatile.Write(ref _receiveWanted, 1);
+        if (_dedicatedThread)
+        {
+            lock (_wishLock)
+                Monitor.Pulse(_wishLock);
+        }
+
         if (!IsOpen || Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             return;
         if (!TryAddReference())
@@ -42,7 +52,10 @@ internal sealed partial class DatagramChannel
             return;
         }
 
-        ThreadPoolScheduler.Schedule(s_receiveLoop, this);
+        if (_dedicatedThread)
+            new Thread(static state => ((DatagramChannel)state!).ReceiveThreadLoop()) { IsBackground = true, Name = "NetServer UDP receive" }.Start(this);
+        else
+            ThreadPoolScheduler.Schedule(s_receiveLoop, this);
     }
 
     /// <summary>Takes the wish for one more datagram (always there with <c>OptionAutoReceive</c>).</summary>
@@ -51,51 +64,73 @@ internal sealed partial class DatagramChannel
     /// <summary>A datagram was not delivered: the wish it consumed still stands.</summary>
     private void RestoreReceiveWish() => Volatile.Write(ref _receiveWanted, 1);
 
+    /// <summary>What a receive loop does after handling one receive.</summary>
+    private enum ReceiveNext
+    {
+        /// <summary>A datagram was delivered.</summary>
+        Delivered,
+
+        /// <summary>A datagram failed (reported); count it towards the pause.</summary>
+        Failed,
+
+        /// <summary>The socket is closed: leave the loop.</summary>
+        Stop,
+    }
+
+    /// <summary>
+    /// Handles the outcome of one receive into <paramref name="buffer"/>, whatever the loop: an
+    /// error reported (or the end of a closed socket), a datagram too large for <paramref name="limit"/>
+    /// reported as MessageSize, or statistics and OnReceived.
+    /// </summary>
+    private ReceiveNext Handle(SocketError error, int received, EndPoint? source, byte[] buffer, int limit)
+    {
+        if (error == SocketError.Success && received <= limit)
+        {
+            _owner.CountReceived(received);
+            RaiseReceived(source!, buffer, received);
+            return ReceiveNext.Delivered;
+        }
+
+        RestoreReceiveWish();
+        if (!IsOpen)
+            return ReceiveNext.Stop;
+        if (error == SocketError.Success)
+        {
+            RaiseError(SocketError.MessageSize); // the datagram filled the buffer one byte past the limit: cut by the kernel
+            return ReceiveNext.Failed;
+        }
+
+        if (IsSocketGone(error))
+        {
+            // The socket was closed under the channel (not through Stop or Disconnect): end it.
+            Close();
+            return ReceiveNext.Stop;
+        }
+
+        RaiseError(error);
+        return ReceiveNext.Failed;
+    }
+
     private async Task ReceiveLoopAsync()
     {
         // One more byte than the largest datagram delivered: a datagram that fills it was truncated by the kernel.
         var limit = _owner.OptionMaxDatagramSize;
-        var size = limit + 1;
-        var buffer = _pool.Rent(size);
+        var buffer = _pool.Rent(limit + 1);
         var errors = 0;
         try
         {
             while (IsOpen && TakeReceiveWish())
             {
-                var result = await _transport.ReceiveAsync(buffer, size).ConfigureAwait(false);
-                if (!result.IsSuccess)
+                var result = await _transport.ReceiveAsync(buffer, limit + 1).ConfigureAwait(false);
+                var next = Handle(result.Error, result.BytesTransferred, result.IsSuccess ? _transport.Source : null, buffer, limit);
+                if (next == ReceiveNext.Stop)
+                    break;
+                errors = next == ReceiveNext.Failed ? errors + 1 : 0;
+                if (errors >= ErrorsBeforePause)
                 {
-                    RestoreReceiveWish();
-                    if (!IsOpen)
-                        break;
-                    if (IsSocketGone(result.Error))
-                    {
-                        // The socket was closed under the channel (not through Stop or Disconnect): end it.
-                        Close();
-                        break;
-                    }
-
-                    RaiseError(result.Error);
-                    if (++errors >= ErrorsBeforePause)
-                    {
-                        errors = 0;
-                        await Task.Delay(10).ConfigureAwait(false);
-                    }
-
-                    continue;
+                    errors = 0;
+                    await Task.Delay(s_errorPause).ConfigureAwait(false);
                 }
-
-                errors = 0;
-                var received = result.BytesTransferred;
-                if (received > limit)
-                {
-                    RestoreReceiveWish();
-                    RaiseError(SocketError.MessageSize);
-                    continue;
-                }
-
-                _owner.CountReceived(received);
-                RaiseReceived(_transport.Source, buffer, received);
             }
         }
         finally
@@ -110,9 +145,75 @@ internal sealed partial class DatagramChannel
             RequestReceive();
     }
 
+    /// <summary>
+    /// The dedicated thread: blocking receives for as long as the socket is open, waiting (holding
+    /// no buffer) while nobody wants a datagram. Closing the socket wakes a blocked receive.
+    /// </summary>
+    private void ReceiveThreadLoop()
+    {
+        var limit = _owner.OptionMaxDatagramSize;
+        byte[]? buffer = null;
+        var errors = 0;
+        try
+        {
+            while (IsOpen)
+            {
+                if (!TakeReceiveWish())
+                {
+                    if (buffer is not null)
+                    {
+                        _pool.Return(buffer);
+                        buffer = null;
+                    }
+
+                    WaitForWish(Timeout.InfiniteTimeSpan);
+                    continue;
+                }
+
+                buffer ??= _pool.Rent(limit + 1);
+                var received = _transport.Receive(buffer, 0, limit + 1, out var source, out var error);
+                var next = Handle(error, received, source, buffer, limit);
+                if (next == ReceiveNext.Stop)
+                    break;
+                errors = next == ReceiveNext.Failed ? errors + 1 : 0;
+                if (errors >= ErrorsBeforePause)
+                {
+                    errors = 0;
+                    WaitForWish(s_errorPause); // a pause that a close ends early
+                }
+            }
+        }
+        finally
+        {
+            if (buffer is not null)
+                _pool.Return(buffer);
+            Volatile.Write(ref _receiving, 0);
+            ReleaseReference();
+        }
+    }
+
+    /// <summary>The dedicated thread waits for a wish (or a close, which pulses too), at most <paramref name="timeout"/>.</summary>
+    private void WaitForWish(TimeSpan timeout)
+    {
+        lock (_wishLock)
+        {
+            if (IsOpen && (timeout != Timeout.InfiniteTimeSpan || Volatile.Read(ref _receiveWanted) == 0))
+                Monitor.Wait(_wishLock, timeout);
+        }
+    }
+
+    /// <summary>Wakes a dedicated thread that waits for a wish, so it sees the close.</summary>
+    private void WakeReceiveThread()
+    {
+        if (!_dedicatedThread)
+            return;
+        lock (_wishLock)
+            Monitor.PulseAll(_wishLock);
+    }
+
     /// <summary>Errors that mean the socket itself is gone, not that one datagram failed.</summary>
     private static bool IsSocketGone(SocketError error) =>
-        error is SocketError.OperationAborted or SocketError.NotSocket or SocketError.Shutdown;
+        error is SocketError.OperationAborted or SocketError.NotSocket or SocketError.Shutdown or SocketError.Interrupted;
 
     /// <summary>
     /// The compatible blocking receive: one datagram into the caller's buffer (waiting as the
@@ -124,7 +225,7 @@ internal sealed partial class DatagramChannel
     {
         source = null;
         if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
-            ThrowHelper.ThrowInvalidOperation("Receive() cannot be used while ReceiveAsync() or OptionAutoReceive keeps receiving; handle datagrams in OnReceived instead.");
+            ThrowHelper.ThrowInvalidOperation("Receive() cannot be used while ReceiveAsync(), OptionAutoReceive or OptionDedicatedThread keeps receiving; handle datagrams in OnReceived instead.");
         if (!TryAddReference())
         {
             Volatile.Write(ref _receiving, 0);

@@ -33,7 +33,8 @@ internal enum DatagramSendStatus
 
 /// <summary>
 /// The send side. Any thread may send; a send never fails because another is in flight. When
-/// nothing is queued, the sender's own thread hands its datagram to the kernel. Otherwise the
+/// nothing is queued, the sender's own thread hands its datagram to the kernel (with
+/// <c>OptionDedicatedThread</c>, by a blocking call straight from the caller's bytes). Otherwise the
 /// datagram is copied into the bounded queue and the one active <em>flusher</em> (the thread that
 /// found the queue idle, or the completion of its pending send) sends it in turn. OnSent and the
 /// OnError of a failed datagram run only on the flusher, so a send made from them only queues:
@@ -92,8 +93,16 @@ internal sealed partial class DatagramChannel
             _flushing = true;
         }
 
-        // The socket API takes memory that may outlive this call (a send the kernel cannot take at
-        // once completes later), so even the direct send goes from a pooled copy.
+        if (_dedicatedThread)
+        {
+            // Blocking calls: the kernel takes the caller's bytes before the call returns.
+            var taken = Settle(target, data.Length, _transport.Send(data, target), completion);
+            FlushLoop();
+            return taken ? DatagramSendStatus.Sent : DatagramSendStatus.Failed;
+        }
+
+        // The asynchronous call takes memory that may outlive this call (a send the kernel cannot take
+        // at once completes later), so the direct send goes from a pooled copy.
         var datagram = _queue.Copy(target, data, completion);
         var send = _transport.SendAsync(datagram.Array, datagram.Count, target);
         if (!send.IsCompleted)
@@ -144,6 +153,12 @@ internal sealed partial class DatagramChannel
     {
         while (TakeNext(out var datagram))
         {
+            if (_dedicatedThread)
+            {
+                Done(datagram, _transport.Send(datagram.Array.AsSpan(0, datagram.Count), datagram.Target));
+                continue;
+            }
+
             var send = _transport.SendAsync(datagram.Array, datagram.Count, datagram.Target);
             if (!send.IsCompleted)
             {
@@ -181,16 +196,22 @@ internal sealed partial class DatagramChannel
         FlushLoop();
     }
 
-    /// <summary>
-    /// Settles a datagram the flusher tried to send: statistics, OnSent or OnError, the waiting
-    /// blocking sender; frees its copy and its room. Returns whether the kernel took it.
-    /// </summary>
+    /// <summary>Settles a queued datagram the flusher tried to send (see <see cref="Settle"/>) and frees its copy.</summary>
     private bool Done(QueuedDatagram datagram, SocketResult result)
     {
         _queue.Recycle(datagram);
+        return Settle(datagram.Target, datagram.Count, result, datagram.Completion);
+    }
+
+    /// <summary>
+    /// Settles a datagram the flusher tried to send: its room, statistics, OnSent or OnError, the
+    /// waiting blocking sender. Returns whether the kernel took it.
+    /// </summary>
+    private bool Settle(EndPoint target, int count, SocketResult result, SendWaiter? completion)
+    {
         lock (_sendLock)
         {
-            AccountLocked(-datagram.Count, -1);
+            AccountLocked(-count, -1);
             if (_waiters is { Count: > 0 })
                 ReleaseRoomWaitersLocked();
         }
@@ -199,14 +220,14 @@ internal sealed partial class DatagramChannel
         if (sent)
         {
             _owner.CountSent(result.BytesTransferred);
-            RaiseSent(datagram.Target, result.BytesTransferred);
+            RaiseSent(target, result.BytesTransferred);
         }
         else if (IsOpen && !IsSocketGone(result.Error))
         {
             RaiseError(result.Error);
         }
 
-        if (datagram.Completion is { } completion && completion.TryClaim())
+        if (completion is not null && completion.TryClaim())
             completion.Finish(sent);
         return sent;
     }

@@ -28,6 +28,7 @@ internal sealed partial class DatagramChannel
     private readonly Socket _socket;
     private readonly BufferPool _pool;
     private readonly DatagramTransport _transport;
+    private readonly bool _dedicatedThread;
     private int _closed;
     private int _references = 1; // the open socket
     private volatile bool _finished;
@@ -43,6 +44,10 @@ internal sealed partial class DatagramChannel
         _pool = pool;
         _transport = new DatagramTransport(socket);
         _queue = new DatagramQueue(pool);
+
+        // Fixed for the socket's life: one asynchronous call would switch the runtime's socket to its
+        // non-blocking emulation, which makes every blocking call as slow as an asynchronous one.
+        _dedicatedThread = owner.OptionDedicatedThread;
     }
 
     public Socket Socket => _socket;
@@ -59,7 +64,8 @@ internal sealed partial class DatagramChannel
     {
         if (Interlocked.Exchange(ref _closed, 1) != 0)
             return false;
-        _socket.Dispose();
+        _socket.Dispose(); // also wakes a dedicated thread blocked in a receive or a send
+        WakeReceiveThread();
         FailRoomWaiters();
         ReleaseReference();
         return true;

@@ -107,6 +107,25 @@ internal sealed partial class DatagramTransport : IDisposable
         }
     }
 
+    /// <summary>Sends <paramref name="data"/> as one datagram to <paramref name="target"/> with a blocking call (the dedicated-thread mode).</summary>
+    public SocketResult Send(ReadOnlySpan<byte> data, EndPoint target)
+    {
+        try
+        {
+            return TargetOf(target) is { } address
+                ? new SocketResult(_socket.SendTo(data, SocketFlags.None, address), SocketError.Success)
+                : new SocketResult(0, SocketError.AddressFamilyNotSupported);
+        }
+        catch (SocketException e)
+        {
+            return new SocketResult(0, e.SocketErrorCode);
+        }
+        catch (ObjectDisposedException)
+        {
+            return new SocketResult(0, SocketError.OperationAborted);
+        }
+    }
+
     /// <summary>Nothing to free: the socket's own event args carry the operations and go with it.</summary>
     public void Dispose()
     {

@@ -1,4 +1,5 @@
 using System;
+using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Tasks;
@@ -61,6 +62,35 @@ internal sealed partial class DatagramTransport : IDisposable
         InSocketFamily(target) is { } usable
             ? _sender.SendToAsync(_socket, array, count, usable)
             : new ValueTask<SocketResult>(new SocketResult(0, SocketError.AddressFamilyNotSupported));
+
+    /// <summary>
+    /// Sends <paramref name="data"/> as one datagram to <paramref name="target"/> with a blocking call
+    /// (the dedicated-thread mode); the netstandard socket takes arrays only, so the bytes are staged
+    /// through a pooled one.
+    /// </summary>
+    public SocketResult Send(ReadOnlySpan<byte> data, EndPoint target)
+    {
+        if (InSocketFamily(target) is not { } usable)
+            return new SocketResult(0, SocketError.AddressFamilyNotSupported);
+        var array = ArrayPool<byte>.Shared.Rent(Math.Max(1, data.Length));
+        try
+        {
+            data.CopyTo(array);
+            return new SocketResult(_socket.SendTo(array, 0, data.Length, SocketFlags.None, usable), SocketError.Success);
+        }
+        catch (SocketException e)
+        {
+            return new SocketResult(0, e.SocketErrorCode);
+        }
+        catch (ObjectDisposedException)
+        {
+            return new SocketResult(0, SocketError.OperationAborted);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(array);
+        }
+    }
 
     /// <summary>
     /// The endpoint in this socket's address family, or null if it cannot reach it: a dual-mode

@@ -111,6 +111,16 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     public bool OptionAutoReceive { get; set; }
 
     /// <summary>
+    /// Run the socket with blocking calls only: a thread of its own receives (as
+    /// <see cref="OptionAutoReceive"/> or each <see cref="ReceiveAsync"/> asks), and sends are
+    /// blocking calls made from the sender's bytes. The fastest way to move many small datagrams:
+    /// the default, asynchronous calls, waits on the runtime's socket event loop and the thread pool
+    /// for every wake-up. It costs one thread per socket, and a send may wait briefly while the
+    /// kernel's send buffer is full. Default false; set it before <c>Start</c>/<c>Connect</c>.
+    /// </summary>
+    public bool OptionDedicatedThread { get; set; }
+
+    /// <summary>
     /// The largest datagram delivered, in bytes (default and most: <see cref="MaxDatagramPayload"/>).
     /// A larger one is not delivered: OnError reports <see cref="SocketError.MessageSize"/> and
     /// receiving goes on. It is also the size of the one receive buffer the socket holds while it receives.
