@@ -150,4 +150,94 @@ public class UdpSlowLinkTests
         Assert.True(ordered, "The datagrams arrived out of order.");
         await pool.AssertAllReturnedAsync();
     }
+
+    [SlowLinkFact]
+    public async Task With_a_dedicated_thread_a_send_waits_while_the_kernel_is_full_and_every_datagram_arrives_in_order()
+    {
+        await using var link = SlowLink.Create("2mbit");
+        await link.StartReceiverAsync(TimeSpan.FromSeconds(2));
+        var pool = new LeakCheckingBufferPool();
+        var probe = new UdpProbe { KeepDatagrams = false };
+        const int count = 1500; // about 1.4 s on the link
+        var client = new ProbeUdpClient(link.ReceiverEndpoint, pool, probe) { OptionSendBufferSize = 4096, OptionDedicatedThread = true };
+        try
+        {
+            Assert.True(client.Connect());
+            var datagram = new byte[DatagramSize];
+            var watch = Stopwatch.StartNew();
+            await Task.Run(() =>
+            {
+                for (var i = 0; i < count; i++)
+                {
+                    BinaryPrimitives.WriteInt32LittleEndian(datagram, i);
+                    Assert.True(client.SendAsync(datagram), $"Datagram {i} was refused.");
+                }
+            }).WaitAsync(TimeSpan.FromSeconds(60));
+
+            // Blocking sends: each was in the kernel when its call returned, none waits in the queue.
+            Assert.True(watch.Elapsed > TimeSpan.FromSeconds(0.5), $"The sends took {watch.Elapsed}: the link did not make the sender wait.");
+            Assert.Equal(count, client.DatagramsSent);
+            Assert.Equal(0, client.BytesPending);
+            Assert.Equal(count, probe.SentCount);
+            probe.AssertNoErrors();
+        }
+        finally
+        {
+            await client.DisposeAsync().AsTask().WaitAsync(Wait.Default);
+        }
+
+        var (received, ordered) = await link.ReceiverReportAsync();
+        Assert.Equal(count, received);
+        Assert.True(ordered, "The datagrams arrived out of order.");
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [SlowLinkFact]
+    public async Task With_a_dedicated_thread_Disconnect_returns_promptly_while_a_sender_is_blocked_in_the_kernel()
+    {
+        await using var link = SlowLink.Create("1mbit");
+        await link.StartReceiverAsync(TimeSpan.FromSeconds(2));
+        var pool = new LeakCheckingBufferPool();
+        var probe = new UdpProbe { KeepDatagrams = false };
+        const int count = 3000; // about 5.5 s on the link: far from done when the client disconnects
+        long sent;
+        var client = new ProbeUdpClient(link.ReceiverEndpoint, pool, probe) { OptionSendBufferSize = 4096, OptionDedicatedThread = true };
+        try
+        {
+            Assert.True(client.Connect());
+            var refused = 0;
+            var sender = Task.Run(() =>
+            {
+                var datagram = new byte[DatagramSize];
+                for (var i = 0; i < count; i++)
+                {
+                    BinaryPrimitives.WriteInt32LittleEndian(datagram, i);
+                    if (!client.SendAsync(datagram))
+                        refused++;
+                }
+            });
+
+            await Wait.UntilAsync(() => client.DatagramsSent > 100, "the first datagrams to go out");
+            var watch = Stopwatch.StartNew();
+            Assert.True(await Task.Run(client.Disconnect).WaitAsync(Wait.Default));
+            await sender.WaitAsync(Wait.Default); // the blocked send was woken, and every later one is refused at once
+            Assert.True(watch.Elapsed < TimeSpan.FromSeconds(5), $"Disconnect and the sender took {watch.Elapsed}.");
+            sent = client.DatagramsSent;
+            Assert.True(sent < count, "Every datagram went out before the disconnect: the test proves nothing.");
+            Assert.Equal(count - sent, refused);
+            Assert.Equal(0, client.BytesPending);
+            Assert.Null(probe.LateHook);
+            probe.AssertNoErrors();
+        }
+        finally
+        {
+            await client.DisposeAsync().AsTask().WaitAsync(Wait.Default);
+        }
+
+        // What the kernel took still crosses the link; nothing else does.
+        var (received, ordered) = await link.ReceiverReportAsync();
+        Assert.Equal(sent, received);
+        Assert.True(ordered, "The datagrams arrived out of order.");
+        await pool.AssertAllReturnedAsync();
+    }
 }
