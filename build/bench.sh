@@ -92,9 +92,12 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
   echo "== UDP echo: NetServer vs echoref udpserver, same client, same run"
   artifacts/echoref udpserver "$((port_ref + 2))" >/dev/null &
   pids+=($!)
+  # Both I/O modes of our server: the default (asynchronous, thread pool) and --dedicated-thread.
+  for mode in async dedicated; do
+  mode_args=(); [ "$mode" = dedicated ] && mode_args=(--dedicated-thread)
   for clients in 1 100; do
     console="artifacts/udp-server.console"; rm -f "$console"; mkfifo "$console"
-    "$bench" udp echo --role server -p "$((port_ref + 3))" -z 0 <"$console" >"artifacts/udp-server-$clients.txt" 2>&1 &
+    "$bench" udp echo --role server -p "$((port_ref + 3))" -z 0 "${mode_args[@]}" <"$console" >"artifacts/udp-server-$clients.txt" 2>&1 &
     pids+=($!)
     exec 3>"$console"
     sleep 1
@@ -107,8 +110,9 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
     # "progress: T s  sessions N  RATE msg/s  ALLOCATED B/msg allocated"
     median_alloc=$(awk '$1 == "progress:" && $6 > 0 { print $8 }' "artifacts/udp-server-$clients.txt" | sort -g |
       awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-    summary+=("$(printf 'udp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s; our server alone: %s B/datagram (median second %s)' \
-      "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}" "${median_alloc:-?}")")
+    summary+=("$(printf 'udp echo (%s) vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s; our server alone: %s B/datagram (median second %s)' \
+      "$mode" "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}" "${median_alloc:-?}")")
+  done
   done
 fi
 echo

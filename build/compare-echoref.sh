@@ -6,7 +6,9 @@
 #   build/compare-echoref.sh                 TCP: 5 rounds of 5 s, 1 and 100 clients
 #   PROTOCOL=udp build/compare-echoref.sh    UDP: echoref udpserver vs our udp echo server
 #   ROUNDS=3 SECONDS_PER_RUN=3 CLIENTS="100" INLINE=1 build/compare-echoref.sh
-# INLINE=1 runs our server with inline socket completions (--inline). Every client keeps
+#   PROTOCOL=udp DEDICATED=1 build/compare-echoref.sh
+# INLINE=1 runs our server with inline socket completions (--inline); DEDICATED=1 runs our UDP
+# server on a thread of its own with blocking calls (--dedicated-thread). Every client keeps
 # MESSAGES x SIZE in flight (default 1000 x 32: TCP 32000 bytes, UDP 1000 datagrams of 32 bytes).
 # UDP drops under overload; the ratio compares echoes received per second, losses aside.
 set -euo pipefail
@@ -32,6 +34,7 @@ else artifacts/echoref server "$port_ref" 1 >/dev/null &
 fi
 ref_pid=$!
 inline=(); [ "${INLINE:-0}" = 1 ] && inline=(--inline)
+[ "${DEDICATED:-0}" = 1 ] && inline+=(--dedicated-thread)
 "$bench" "$protocol" echo --role server -p "$port_our" -z 86400 -q "${inline[@]}" >/dev/null &
 our_pid=$!
 trap 'kill $ref_pid $our_pid 2>/dev/null || true' EXIT

@@ -39,6 +39,9 @@ internal sealed class Options
 
     public bool InlineCompletions { get; private set; }
 
+    /// <summary>udp: the server runs its socket on a thread of its own with blocking calls (OptionDedicatedThread).</summary>
+    public bool DedicatedThread { get; private set; }
+
     public bool Json { get; private set; } = true;
 
     public bool Quiet { get; private set; }
@@ -101,6 +104,7 @@ internal sealed class Options
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
+              --dedicated-thread udp server: blocking calls on a thread of its own (OptionDedicatedThread)
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
               --trace-allocations  print which types were allocated (sampled), to explain B/msg
@@ -187,6 +191,9 @@ internal sealed class Options
                     break;
                 case "--inline":
                     options.InlineCompletions = true;
+                    break;
+                case "--dedicated-thread":
+                    options.DedicatedThread = true;
                     break;
                 case "--no-json":
                     options.Json = false;

@@ -79,6 +79,7 @@ internal sealed class PeerFactory
         new(Group is null ? IPEndpoint : new IPEndPoint(IPAddress.Parse(_options.Address), 0), echo, counters)
         {
             OptionAutoReceive = echo,
+            OptionDedicatedThread = _options.DedicatedThread,
             OptionReceiveBufferSize = UdpServerSocketBuffer,
             OptionSendBufferSize = UdpServerSocketBuffer,
             OptionMulticastInterface = MulticastInterface,

@@ -160,10 +160,13 @@ public sealed class BenchmarkCliTests
         }
     }
 
-    [Fact]
-    public async Task Any_datagram_client_gets_every_datagram_back_from_our_udp_server()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Any_datagram_client_gets_every_datagram_back_from_our_udp_server(bool dedicatedThread)
     {
-        await using var server = ProgramProcess.Start(Cli, s_timeout, "udp", "echo", "--role", "server", "-p", "0", "-z", "0", "-q");
+        string[] arguments = ["udp", "echo", "--role", "server", "-p", "0", "-z", "0", "-q", .. dedicatedThread ? ["--dedicated-thread"] : Array.Empty<string>()];
+        await using var server = ProgramProcess.Start(Cli, s_timeout, arguments);
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
 
         // One datagram at a time, so none can be lost to a full buffer; each comes back unchanged.
