@@ -32,6 +32,37 @@ public partial class SslContext
     }
 
     /// <summary>
+    /// A client certificate with its key (<see cref="Certificate"/>, or the only one in
+    /// <see cref="Certificates"/> that has one) goes out with the other members of
+    /// <see cref="Certificates"/> as its chain, so a server that trusts only the root accepts it.
+    /// With several certificates that have keys, the system picks one by the issuers the server
+    /// asks for, and no chain is added.
+    /// </summary>
+    partial void AttachClientChain(SslClientAuthenticationOptions options)
+    {
+        if (Certificates is not { Count: > 0 } certificates)
+            return;
+        var leaf = Certificate as X509Certificate2 is { HasPrivateKey: true } own ? own : null;
+        if (leaf is null)
+        {
+            foreach (var member in certificates)
+            {
+                if (!member.HasPrivateKey)
+                    continue;
+                if (leaf is not null)
+                    return; // several candidates: leave the choice to the system
+                leaf = member;
+            }
+        }
+
+        if (leaf is not null && certificates.Count > (ReferenceEquals(leaf, Certificate) ? 0 : 1) && CertificateContextFor(leaf) is { } context)
+        {
+            options.ClientCertificates = null;
+            options.ClientCertificateContext = context;
+        }
+    }
+
+    /// <summary>
     /// The context for one of our certificates (<see cref="Certificate"/>, one of <see cref="Certificates"/>
     /// or of the host map) that has its private key; null for any other, such as one a selection
     /// callback made, which then goes out with what the system's stores add to it.

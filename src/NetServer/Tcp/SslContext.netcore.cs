@@ -238,10 +238,14 @@ public partial class SslContext
             options.ClientCertificates = Certificates;
         else if (Certificate is not null)
             options.ClientCertificates = new X509CertificateCollection { Certificate };
+        AttachClientChain(options);
         if (ApplicationProtocols.Count > 0)
             options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
         return options;
     }
+
+    /// <summary>A client that has one certificate of its own plus others (its chain) sends them along (net10.0).</summary>
+    partial void AttachClientChain(SslClientAuthenticationOptions options);
 
     /// <summary>A server's certificate for clients not given another: <see cref="Certificate"/>, or the first of <see cref="Certificates"/> with a private key (else the first).</summary>
     private X509Certificate? DefaultServerCertificate

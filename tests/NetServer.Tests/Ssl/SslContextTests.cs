@@ -70,6 +70,48 @@ public class SslContextTests
     }
 
     [Fact]
+    public async Task A_client_sends_the_intermediates_in_Certificates_and_a_server_trusting_only_the_root_accepts_the_chain()
+    {
+        // Our server requires a client certificate and trusts TestCertificates.Authority, the root, alone.
+        await using var bench = new SslEchoServer(TestCertificates.ServerContext(SslClientCertificateMode.Required));
+        using var intermediate = X509CertificateLoader.LoadCertificate(TestCertificates.Intermediate.RawData);
+        var client = TestCertificates.ClientContext();
+        client.Certificates = [intermediate, TestCertificates.ChainedClient];
+
+        var tls = await bench.AssertServesAsync(client);
+        Assert.Equal(TestCertificates.ChainedClient.Thumbprint, tls.Session.RemoteCertificate!.GetCertHashString());
+
+        // The same leaf as Certificate, with the intermediate in Certificates: the same chain.
+        var split = TestCertificates.ClientContext(TestCertificates.ChainedClient);
+        split.Certificates = [intermediate];
+        tls = await bench.AssertServesAsync(split);
+        Assert.Equal(TestCertificates.ChainedClient.Thumbprint, tls.Session.RemoteCertificate!.GetCertHashString());
+    }
+
+    [Fact]
+    public async Task Without_its_intermediate_a_chained_client_certificate_is_refused_by_a_server_trusting_only_the_root()
+    {
+        await using var bench = new SslEchoServer(TestCertificates.ServerContext(SslClientCertificateMode.Required));
+        var probe = new Probe { RecordHandshakes = true };
+        using var client = bench.CreateClient(TestCertificates.ClientContext(TestCertificates.ChainedClient), probe);
+
+        // TLS 1.3 sends the client's certificate after the client considers the handshake done: the
+        // refusal may come as a failed handshake or as the server closing the connection at once.
+        try
+        {
+            await client.ConnectAsync(System.Threading.CancellationToken.None).WaitAsync(Wait.Default);
+        }
+        catch (System.Exception e) when (e is AuthenticationException or System.IO.IOException)
+        {
+        }
+
+        var (session, sessionProbe) = await bench.SessionAsync(0);
+        Assert.Equal(DisconnectReason.HandshakeFailed, await sessionProbe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
+        Assert.IsAssignableFrom<AuthenticationException>(session.DisconnectException);
+        await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default);
+    }
+
+    [Fact]
     public void Protocols_None_stays_None_and_stands_for_TLS_1_2_and_1_3()
     {
         var context = new SslContext();
