@@ -85,19 +85,21 @@ internal sealed class MulticastRoute
         }
     }
 
-    /// <summary>A server that multicasts on this path (bound to <see cref="SenderAddress"/> port 0, TTL 0, the path's interface).</summary>
-    public ProbeUdpServer Sender(BufferPool pool, UdpProbe? probe = null) =>
+    /// <summary>A server in <paramref name="io"/> that multicasts on this path (bound to <see cref="SenderAddress"/> port 0, TTL 0, the path's interface).</summary>
+    public ProbeUdpServer Sender(BufferPool pool, UdpIo io, UdpProbe? probe = null) =>
         new(new IPEndPoint(SenderAddress, 0), pool, probe)
         {
+            Io = io,
             OptionMulticastTimeToLive = 0,
             OptionMulticastInterface = InterfaceIndex,
         };
 
-    /// <summary>A multicast client listening on <paramref name="group"/>:<paramref name="port"/> (port 0: any), joining on this path's interface.</summary>
-    public ProbeUdpClient Listener(IPAddress group, int port, BufferPool pool, UdpProbe? probe = null)
+    /// <summary>A multicast client in <paramref name="io"/> listening on <paramref name="group"/>:<paramref name="port"/> (port 0: any), joining on this path's interface.</summary>
+    public ProbeUdpClient Listener(IPAddress group, int port, BufferPool pool, UdpIo io, UdpProbe? probe = null)
     {
         var client = new ProbeUdpClient(new IPEndPoint(group, port), pool, probe)
         {
+            Io = io,
             OptionMulticastInterface = InterfaceIndex,
             OptionReceiveBufferSize = 1024 * 1024,
         };
@@ -193,6 +195,20 @@ internal sealed class MulticastRoute
 public sealed class MulticastFactAttribute : FactAttribute
 {
     public MulticastFactAttribute(MulticastPath path)
+    {
+        Path = path;
+        if (MulticastRoute.Get(path).SkipReason is { } reason)
+            Skip = reason;
+    }
+
+    public MulticastPath Path { get; }
+}
+
+/// <summary>A theory that runs only where multicast on <see cref="Path"/> loops back on this machine; elsewhere it is skipped with the reason.</summary>
+[AttributeUsage(AttributeTargets.Method, AllowMultiple = false)]
+public sealed class MulticastTheoryAttribute : TheoryAttribute
+{
+    public MulticastTheoryAttribute(MulticastPath path)
     {
         Path = path;
         if (MulticastRoute.Get(path).SkipReason is { } reason)

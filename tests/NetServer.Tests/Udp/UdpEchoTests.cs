@@ -14,22 +14,26 @@ namespace NetServer.Tests.Udp;
 /// each datagram, SendAsync or Send back to the sender) and with OptionAutoReceive: every datagram
 /// comes back once, whole, to the client that sent it, with exact counters. Senders keep a window
 /// of unanswered datagrams well inside the receivers' socket buffers, so the kernel never drops one
-/// and every count can be exact.
+/// and every count can be exact. Every test runs in both I/O modes.
 /// </summary>
 public class UdpEchoTests
 {
     private const int Window = 8;
 
-    public static TheoryData<AddressFamily> Families => new() { AddressFamily.InterNetwork, AddressFamily.InterNetworkV6 };
+    public static TheoryData<UdpIo, AddressFamily> Families => UdpModes.Each(AddressFamily.InterNetwork, AddressFamily.InterNetworkV6);
+
+    public static TheoryData<UdpIo, AddressFamily, int> LargestDatagrams => UdpModes.Each(
+        (AddressFamily.InterNetwork, UdpTest.MaxIPv4Payload),
+        (AddressFamily.InterNetworkV6, UdpPeer.MaxDatagramPayload));
 
     [Theory]
     [MemberData(nameof(Families))]
-    public async Task Echo_round_trips_datagrams_with_one_client(AddressFamily family)
+    public async Task Echo_round_trips_datagrams_with_one_client(UdpIo io, AddressFamily family)
     {
         var pool = new LeakCheckingBufferPool();
         const int count = 200;
         var expected = Enumerable.Range(0, count).Select(i => $"hello {i}").ToList();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -37,7 +41,7 @@ public class UdpEchoTests
             Assert.Equal(server.Port, server.IPEndpoint.Port);
 
             using var window = new SemaphoreSlim(Window);
-            await using var client = new ProbeUdpClient(server.IPEndpoint, pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer };
+            await using var client = new ProbeUdpClient(server.IPEndpoint, pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer };
             client.Probe.Started = peer => peer.ReceiveAsync();
             client.Probe.OnReceive = (peer, _, _, _, _) =>
             {
@@ -84,19 +88,20 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Echo_serves_many_clients_at_once_and_each_gets_only_its_own_datagrams()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Echo_serves_many_clients_at_once_and_each_gets_only_its_own_datagrams(UdpIo io)
     {
         const int clients = 16;
         const int perClient = 100;
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.Echo();
             server.Probe.KeepDatagrams = false;
             Assert.True(server.Start());
 
-            var peers = Enumerable.Range(0, clients).Select(_ => new ProbeUdpClient(server.IPEndpoint, pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer }).ToArray();
+            var peers = Enumerable.Range(0, clients).Select(_ => new ProbeUdpClient(server.IPEndpoint, pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer }).ToArray();
             var windows = peers.Select(_ => new SemaphoreSlim(Window)).ToArray();
             try
             {
@@ -145,14 +150,15 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Echo_answers_more_distinct_peers_than_the_endpoint_caches_hold()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Echo_answers_more_distinct_peers_than_the_endpoint_caches_hold(UdpIo io)
     {
         // The net target maps raw addresses to endpoint objects through caches that start over
         // past 1,024 entries: every peer must still be named and answered right, twice over.
         const int peers = 1100;
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.OnReceive = (peer, from, buffer, offset, size) => Assert.True(peer.SendAsync(from, buffer, offset, size));
             Assert.True(server.Start());
@@ -188,18 +194,19 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Echo_with_OptionAutoReceive_needs_no_ReceiveAsync()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Echo_with_OptionAutoReceive_needs_no_ReceiveAsync(UdpIo io)
     {
         const int count = 300;
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.OnReceive = (peer, from, buffer, offset, size) => Assert.True(peer.SendAsync(from, buffer, offset, size));
             Assert.True(server.Start());
 
             using var window = new SemaphoreSlim(Window);
-            await using var client = new ProbeUdpClient(server.IPEndpoint, pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer };
+            await using var client = new ProbeUdpClient(server.IPEndpoint, pool) { Io = io, OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer };
             client.Probe.OnReceive = (_, _, _, _, _) => window.Release();
             Assert.True(client.Connect());
             for (var i = 0; i < count; i++)
@@ -218,15 +225,16 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Echo_with_the_blocking_Send_inside_OnReceived_queues_and_returns_the_size()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Echo_with_the_blocking_Send_inside_OnReceived_queues_and_returns_the_size(UdpIo io)
     {
         // The NetCoreServer samples echo with Send(endpoint, buffer, offset, size) in OnReceived:
         // inside a hook it must not wait, and it reports the datagram's size.
         const int count = 100;
         var pool = new LeakCheckingBufferPool();
         var results = new System.Collections.Concurrent.ConcurrentQueue<long>();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.Started = peer => peer.ReceiveAsync();
             server.Probe.OnReceive = (peer, from, buffer, offset, size) =>
@@ -253,11 +261,12 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Empty_datagram_is_delivered_and_echoed()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Empty_datagram_is_delivered_and_echoed(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -282,12 +291,11 @@ public class UdpEchoTests
     }
 
     [Theory]
-    [InlineData(AddressFamily.InterNetwork, UdpTest.MaxIPv4Payload)]
-    [InlineData(AddressFamily.InterNetworkV6, UdpPeer.MaxDatagramPayload)]
-    public async Task Largest_datagram_of_each_family_round_trips_whole(AddressFamily family, int size)
+    [MemberData(nameof(LargestDatagrams))]
+    public async Task Largest_datagram_of_each_family_round_trips_whole(UdpIo io, AddressFamily family, int size)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -308,11 +316,12 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Server_and_client_on_a_host_name_resolve_it_when_they_start()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Server_and_client_on_a_host_name_resolve_it_when_they_start(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(new DnsEndPoint("localhost", 0, AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(new DnsEndPoint("localhost", 0, AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -320,7 +329,7 @@ public class UdpEchoTests
             Assert.True(IPAddress.IsLoopback(bound.Address));
             Assert.NotEqual(0, bound.Port);
 
-            await using var client = new ProbeUdpClient(new DnsEndPoint("localhost", bound.Port, AddressFamily.InterNetwork), pool);
+            await using var client = new ProbeUdpClient(new DnsEndPoint("localhost", bound.Port, AddressFamily.InterNetwork), pool) { Io = io };
             client.Probe.KeepReceiving();
             Assert.True(client.Connect());
             Assert.Equal(5, client.Send("hello"));
@@ -331,14 +340,15 @@ public class UdpEchoTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Client_with_OptionReceiveFromAnySender_hears_every_sender_while_a_connected_one_hears_only_its_server()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Client_with_OptionReceiveFromAnySender_hears_every_sender_while_a_connected_one_hears_only_its_server(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         using var server = new RawUdp(IPAddress.Loopback);
         using var stranger = new RawUdp(IPAddress.Loopback);
-        await using (var open = new ProbeUdpClient(server.Endpoint, pool) { OptionReceiveFromAnySender = true })
-        await using (var connected = new ProbeUdpClient(server.Endpoint, pool))
+        await using (var open = new ProbeUdpClient(server.Endpoint, pool) { Io = io, OptionReceiveFromAnySender = true })
+        await using (var connected = new ProbeUdpClient(server.Endpoint, pool) { Io = io })
         {
             open.Probe.KeepReceiving();
             connected.Probe.KeepReceiving();

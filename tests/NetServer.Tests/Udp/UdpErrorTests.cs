@@ -13,7 +13,8 @@ namespace NetServer.Tests.Udp;
 /// reported on OnError with the specific error, the send says false (or 0), nothing is counted as
 /// sent, and the server goes on echoing; an incoming datagram larger than OptionMaxDatagramSize is
 /// reported as MessageSize and not delivered; a connected client hears ICMP port-unreachable as
-/// ConnectionRefused and keeps working.
+/// ConnectionRefused and keeps working. The tests that send or receive run in both I/O modes; the
+/// argument checks, which no socket call reaches, in the default one.
 /// </summary>
 public class UdpErrorTests
 {
@@ -42,18 +43,23 @@ public class UdpErrorTests
     /// <summary>For calls whose argument errors must throw at the call, before any task exists.</summary>
     private static void CallOnly(ValueTask<bool> task) => Assert.Fail($"The call returned a task ({task.IsCompleted}) instead of throwing.");
 
+    public static TheoryData<UdpIo, BadSend, SocketError> BadSends => UdpModes.Each(
+        (BadSend.PortZero, SocketError.InvalidArgument),
+        (BadSend.IPv6TargetFromIPv4, SocketError.AddressFamilyNotSupported),
+        (BadSend.IPv4TargetFromIPv6, SocketError.AddressFamilyNotSupported),
+        (BadSend.BroadcastWithoutOption, SocketError.AccessDenied),
+        (BadSend.LargerThanUdp, SocketError.MessageSize),
+        (BadSend.LargerThanIPv4, SocketError.MessageSize));
+
+    public static TheoryData<UdpIo, bool> EachFlag => UdpModes.Each(false, true);
+
     [Theory]
-    [InlineData(BadSend.PortZero, SocketError.InvalidArgument)]
-    [InlineData(BadSend.IPv6TargetFromIPv4, SocketError.AddressFamilyNotSupported)]
-    [InlineData(BadSend.IPv4TargetFromIPv6, SocketError.AddressFamilyNotSupported)]
-    [InlineData(BadSend.BroadcastWithoutOption, SocketError.AccessDenied)]
-    [InlineData(BadSend.LargerThanUdp, SocketError.MessageSize)]
-    [InlineData(BadSend.LargerThanIPv4, SocketError.MessageSize)]
-    public async Task An_unsendable_datagram_is_reported_on_OnError_and_the_server_keeps_echoing(BadSend bad, SocketError expected)
+    [MemberData(nameof(BadSends))]
+    public async Task An_unsendable_datagram_is_reported_on_OnError_and_the_server_keeps_echoing(UdpIo io, BadSend bad, SocketError expected)
     {
         var pool = new LeakCheckingBufferPool();
         var family = bad == BadSend.IPv4TargetFromIPv6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork;
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(family), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -134,12 +140,13 @@ public class UdpErrorTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Broadcast_with_OptionBroadcast_reaches_a_listener_on_the_loopback_broadcast_address()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Broadcast_with_OptionBroadcast_reaches_a_listener_on_the_loopback_broadcast_address(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         using var listener = new RawUdp(IPAddress.Parse("127.255.255.255"));
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionBroadcast = true })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionBroadcast = true })
         {
             Assert.True(server.Start());
             Assert.True(server.SendAsync(listener.Endpoint, "to all"));
@@ -153,13 +160,12 @@ public class UdpErrorTests
     }
 
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task A_datagram_larger_than_OptionMaxDatagramSize_is_reported_and_not_delivered(bool autoReceive)
+    [MemberData(nameof(EachFlag))]
+    public async Task A_datagram_larger_than_OptionMaxDatagramSize_is_reported_and_not_delivered(UdpIo io, bool autoReceive)
     {
         const int max = 100;
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionMaxDatagramSize = max, OptionAutoReceive = autoReceive })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionMaxDatagramSize = max, OptionAutoReceive = autoReceive })
         {
             // Without OptionAutoReceive the server asks for exactly one datagram: a refused one
             // must not use up that wish.
@@ -199,9 +205,8 @@ public class UdpErrorTests
     }
 
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task A_connected_client_hears_a_closed_port_as_ConnectionRefused_and_keeps_working(bool receiving)
+    [MemberData(nameof(EachFlag))]
+    public async Task A_connected_client_hears_a_closed_port_as_ConnectionRefused_and_keeps_working(UdpIo io, bool receiving)
     {
         var pool = new LeakCheckingBufferPool();
 
@@ -209,7 +214,7 @@ public class UdpErrorTests
         // 127.0.0.2:port has no socket, so the kernel answers with ICMP port unreachable.
         using var holder = new RawUdp(IPAddress.Loopback);
         var closed = new IPEndPoint(IPAddress.Parse("127.0.0.2"), holder.Endpoint.Port);
-        await using (var client = new ProbeUdpClient(closed, pool))
+        await using (var client = new ProbeUdpClient(closed, pool) { Io = io })
         {
             if (receiving)
                 client.Probe.KeepReceiving();
@@ -257,14 +262,15 @@ public class UdpErrorTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task A_server_sending_to_a_closed_port_hears_nothing_and_keeps_working()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_server_sending_to_a_closed_port_hears_nothing_and_keeps_working(UdpIo io)
     {
         // Linux reports ICMP port unreachable only to connected sockets; a server's is not.
         var pool = new LeakCheckingBufferPool();
         using var holder = new RawUdp(IPAddress.Loopback);
         var closed = new IPEndPoint(IPAddress.Parse("127.0.0.2"), holder.Endpoint.Port);
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -280,8 +286,9 @@ public class UdpErrorTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task An_IPv4_mapped_IPv6_endpoint_reaches_an_IPv4_peer()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task An_IPv4_mapped_IPv6_endpoint_reaches_an_IPv4_peer(UdpIo io)
     {
         // A dual-mode peer elsewhere names IPv4 senders ::ffff:a.b.c.d; an IPv4 socket given such
         // an endpoint sends to a.b.c.d. The net target maps it back (DatagramTransport.net.cs,
@@ -289,7 +296,7 @@ public class UdpErrorTests
         // (DatagramTransport.netstandard.cs, IsReachable): the same call behaves differently per target.
         var pool = new LeakCheckingBufferPool();
         using var peer = new RawUdp(IPAddress.Loopback);
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             Assert.True(server.Start());
             var mapped = new IPEndPoint(IPAddress.Loopback.MapToIPv6(), peer.Endpoint.Port);

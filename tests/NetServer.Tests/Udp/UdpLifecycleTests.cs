@@ -14,7 +14,8 @@ namespace NetServer.Tests.Udp;
 /// Start, Stop, Restart, Connect, Disconnect, Reconnect and Dispose: hooks in order with the final
 /// one last, even while datagrams flow both ways; shutdown bounded and leaking no pooled buffer;
 /// the same port after a restart; counters exact and reset at start; lifecycle calls from inside
-/// hooks; and the compatible blocking Send and Receive.
+/// hooks; and the compatible blocking Send and Receive. Every test but the one of socket options
+/// runs in both I/O modes.
 /// </summary>
 public class UdpLifecycleTests
 {
@@ -93,15 +94,16 @@ public class UdpLifecycleTests
         return watch.Elapsed;
     }
 
+    public static TheoryData<UdpIo, ServerShutdown> ServerShutdowns => UdpModes.Each(Enum.GetValues<ServerShutdown>());
+
+    public static TheoryData<UdpIo, ClientShutdown> ClientShutdowns => UdpModes.Each(Enum.GetValues<ClientShutdown>());
+
     [Theory]
-    [InlineData(ServerShutdown.Stop)]
-    [InlineData(ServerShutdown.StopAsync)]
-    [InlineData(ServerShutdown.Dispose)]
-    [InlineData(ServerShutdown.DisposeAsync)]
-    public async Task Server_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnStopped_comes_last(ServerShutdown how)
+    [MemberData(nameof(ServerShutdowns))]
+    public async Task Server_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnStopped_comes_last(UdpIo io, ServerShutdown how)
     {
         var pool = new LeakCheckingBufferPool();
-        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true };
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true };
         server.Probe.KeepDatagrams = false;
         server.Probe.OnReceive = (peer, from, buffer, offset, size) => peer.SendAsync(from, buffer, offset, size);
         Assert.True(server.Start());
@@ -139,14 +141,12 @@ public class UdpLifecycleTests
     }
 
     [Theory]
-    [InlineData(ClientShutdown.Disconnect)]
-    [InlineData(ClientShutdown.Dispose)]
-    [InlineData(ClientShutdown.DisposeAsync)]
-    public async Task Client_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnDisconnected_comes_last(ClientShutdown how)
+    [MemberData(nameof(ClientShutdowns))]
+    public async Task Client_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnDisconnected_comes_last(UdpIo io, ClientShutdown how)
     {
         var pool = new LeakCheckingBufferPool();
         using var server = new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024);
-        var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true };
+        var client = new ProbeUdpClient(server.Endpoint, pool) { Io = io, OptionAutoReceive = true };
         client.Probe.KeepDatagrams = false;
         Assert.True(client.Connect());
         var flood = Task.Run(async () =>
@@ -190,11 +190,12 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Start_and_Stop_say_false_when_they_have_nothing_to_do_and_Dispose_is_idempotent()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Start_and_Stop_say_false_when_they_have_nothing_to_do_and_Dispose_is_idempotent(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool);
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io };
         Assert.True(server.Start());
         Assert.False(server.Start());
         Assert.False(server.Start(IPAddress.Parse("239.255.0.1"), 5000));
@@ -209,7 +210,7 @@ public class UdpLifecycleTests
         Assert.True(server.IsDisposed);
         Assert.Equal(new[] { "starting", "started", "stopping", "stopped" }, server.Probe.Events);
 
-        var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool);
+        var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool) { Io = io };
         Assert.True(client.Connect());
         Assert.False(client.Connect());
         Assert.True(client.Disconnect());
@@ -250,11 +251,12 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Restart_rebinds_the_same_port_resets_the_counters_and_serves_again()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Restart_rebinds_the_same_port_resets_the_counters_and_serves_again(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
@@ -293,12 +295,13 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Client_counters_are_exact_and_reset_at_Connect()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Client_counters_are_exact_and_reset_at_Connect(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         using var server = new RawUdp(IPAddress.Loopback);
-        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true })
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { Io = io, OptionAutoReceive = true })
         {
             var sizes = new[] { 0, 1, 7, 100, 1000, 8192, 20000 };
             for (var round = 0; round < 2; round++)
@@ -328,12 +331,13 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Stop_from_inside_OnReceived_does_not_deadlock()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Stop_from_inside_OnReceived_does_not_deadlock(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         var results = new System.Collections.Concurrent.ConcurrentQueue<bool>();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true })
         {
             server.Probe.OnReceive = (peer, _, _, _, _) => results.Enqueue(((UdpServer)peer).Stop());
             Assert.True(server.Start());
@@ -352,12 +356,13 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Disconnect_and_Reconnect_from_inside_hooks_do_not_deadlock()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Disconnect_and_Reconnect_from_inside_hooks_do_not_deadlock(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         using var server = new RawUdp(IPAddress.Loopback);
-        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { OptionAutoReceive = true })
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { Io = io, OptionAutoReceive = true })
         {
             // Reconnect inside a hook cannot wait for the disconnect: it says false, and the client ends disconnected.
             bool? reconnected = null;
@@ -386,15 +391,16 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Connect_Disconnect_and_Reconnect_open_a_fresh_socket_each_time()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Connect_Disconnect_and_Reconnect_open_a_fresh_socket_each_time(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());
-            await using var real = new ProbeUdpClient(server.IPEndpoint, pool);
+            await using var real = new ProbeUdpClient(server.IPEndpoint, pool) { Io = io };
             real.Probe.KeepReceiving();
 
             Assert.True(real.Connect());
@@ -422,11 +428,12 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Connect_from_OnDisconnected_and_Start_from_OnStopped_work()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Connect_from_OnDisconnected_and_Start_from_OnStopped_work(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             var restarts = 0;
@@ -443,7 +450,7 @@ public class UdpLifecycleTests
             Assert.True(server.IsStarted);
             Assert.Equal(port, server.Port);
 
-            await using var client = new ProbeUdpClient(server.IPEndpoint, pool);
+            await using var client = new ProbeUdpClient(server.IPEndpoint, pool) { Io = io };
             client.Probe.KeepReceiving();
             var reconnects = 0;
             bool? reconnected = null;
@@ -469,12 +476,13 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task The_blocking_Send_and_Receive_work_with_Socket_ReceiveTimeout()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task The_blocking_Send_and_Receive_work_with_Socket_ReceiveTimeout(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         using var server = new RawUdp(IPAddress.Loopback);
-        await using (var client = new ProbeUdpClient(server.Endpoint, pool))
+        await using (var client = new ProbeUdpClient(server.Endpoint, pool) { Io = io })
         {
             var hookThread = -1;
             client.Probe.OnReceive = (_, _, _, _, _) => hookThread = Environment.CurrentManagedThreadId;
@@ -532,11 +540,12 @@ public class UdpLifecycleTests
             return (received, source, Environment.CurrentManagedThreadId);
         }).WaitAsync(Wait.Default);
 
-    [Fact]
-    public async Task The_server_blocking_Receive_names_the_sender_and_raises_OnReceived_on_the_caller()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task The_server_blocking_Receive_names_the_sender_and_raises_OnReceived_on_the_caller(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             var hookThread = -1;
             server.Probe.OnReceive = (_, _, _, _, _) => hookThread = Environment.CurrentManagedThreadId;
@@ -559,12 +568,13 @@ public class UdpLifecycleTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Receive_throws_InvalidOperationException_while_asynchronous_receiving_is_active()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Receive_throws_InvalidOperationException_while_asynchronous_receiving_is_active(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true })
-        await using (var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true })
+        await using (var client = new ProbeUdpClient(new IPEndPoint(IPAddress.Loopback, 9), pool) { Io = io })
         {
             Assert.True(server.Start());
             EndPoint from = new IPEndPoint(IPAddress.Loopback, 0);

@@ -17,33 +17,37 @@ namespace NetServer.Tests.Udp;
 /// loopback interface (a join on interface 0 lands on the routed interface), so the loopback tests
 /// also prove OptionMulticastInterface reaches the join. On the loopback interface Linux delivers
 /// multicast to local listeners whatever IP_MULTICAST_LOOP says, so OptionMulticastLoopback is
-/// tested on the routed paths.
+/// tested on the routed paths. The tests that send and receive run in both I/O modes.
 /// </summary>
 public class UdpMulticastTests
 {
-    [MulticastFact(MulticastPath.IPv4Loopback)]
-    public Task Server_multicasts_to_every_joined_client_over_IPv4_loopback() => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv4Loopback);
+    [MulticastTheory(MulticastPath.IPv4Loopback)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task Server_multicasts_to_every_joined_client_over_IPv4_loopback(UdpIo io) => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv4Loopback, io);
 
-    [MulticastFact(MulticastPath.IPv4Routed)]
-    public Task Server_multicasts_to_every_joined_client_over_IPv4_on_interface_0() => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv4Routed);
+    [MulticastTheory(MulticastPath.IPv4Routed)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task Server_multicasts_to_every_joined_client_over_IPv4_on_interface_0(UdpIo io) => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv4Routed, io);
 
-    [MulticastFact(MulticastPath.IPv6Routed)]
-    public Task Server_multicasts_to_every_joined_client_over_IPv6_site_local() => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv6Routed);
+    [MulticastTheory(MulticastPath.IPv6Routed)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task Server_multicasts_to_every_joined_client_over_IPv6_site_local(UdpIo io) => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv6Routed, io);
 
-    [MulticastFact(MulticastPath.IPv6LinkLocal)]
-    public Task Server_multicasts_to_every_joined_client_over_IPv6_link_local() => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv6LinkLocal);
+    [MulticastTheory(MulticastPath.IPv6LinkLocal)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task Server_multicasts_to_every_joined_client_over_IPv6_link_local(UdpIo io) => MulticastsToEveryJoinedClientAsync(MulticastPath.IPv6LinkLocal, io);
 
-    private static async Task MulticastsToEveryJoinedClientAsync(MulticastPath path)
+    private static async Task MulticastsToEveryJoinedClientAsync(MulticastPath path, UdpIo io)
     {
         var route = MulticastRoute.Get(path);
         var pool = new LeakCheckingBufferPool();
         var group = route.NewGroup();
-        await using (var first = route.Listener(group, 0, pool))
+        await using (var first = route.Listener(group, 0, pool, io))
         {
             first.OptionAutoReceive = true;
             Assert.True(first.Connect());
             var port = first.LocalEndpoint.Port;
-            await using var second = route.Listener(group, port, pool);
+            await using var second = route.Listener(group, port, pool, io);
             second.OptionAutoReceive = true;
             Assert.True(second.Connect());
             first.JoinMulticastGroup(group);
@@ -51,7 +55,7 @@ public class UdpMulticastTests
             Assert.Equal(new[] { "connecting", "connected", "joined " + group }, first.Probe.Events);
             Assert.Equal(new[] { "connecting", "connected", "joined " + group }, second.Probe.Events);
 
-            await using (var server = route.Sender(pool))
+            await using (var server = route.Sender(pool, io))
             {
                 Assert.True(server.Start(group, port));
                 Assert.Equal(new IPEndPoint(group, port), server.MulticastEndpoint);
@@ -85,22 +89,24 @@ public class UdpMulticastTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [MulticastFact(MulticastPath.IPv4Loopback)]
-    public Task After_LeaveMulticastGroup_no_more_datagrams_arrive_over_IPv4() => LeavingStopsTheGroupsDatagramsAsync(MulticastPath.IPv4Loopback);
+    [MulticastTheory(MulticastPath.IPv4Loopback)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task After_LeaveMulticastGroup_no_more_datagrams_arrive_over_IPv4(UdpIo io) => LeavingStopsTheGroupsDatagramsAsync(MulticastPath.IPv4Loopback, io);
 
-    [MulticastFact(MulticastPath.IPv6Routed)]
-    public Task After_LeaveMulticastGroup_no_more_datagrams_arrive_over_IPv6() => LeavingStopsTheGroupsDatagramsAsync(MulticastPath.IPv6Routed);
+    [MulticastTheory(MulticastPath.IPv6Routed)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task After_LeaveMulticastGroup_no_more_datagrams_arrive_over_IPv6(UdpIo io) => LeavingStopsTheGroupsDatagramsAsync(MulticastPath.IPv6Routed, io);
 
-    private static async Task LeavingStopsTheGroupsDatagramsAsync(MulticastPath path)
+    private static async Task LeavingStopsTheGroupsDatagramsAsync(MulticastPath path, UdpIo io)
     {
         var route = MulticastRoute.Get(path);
         var pool = new LeakCheckingBufferPool();
         var group = route.NewGroup();
-        await using (var client = route.Listener(group, 0, pool))
+        await using (var client = route.Listener(group, 0, pool, io))
         {
             client.Probe.KeepReceiving();
             Assert.True(client.Connect());
-            await using var server = route.Sender(pool);
+            await using var server = route.Sender(pool, io);
             Assert.True(server.Start(group, client.LocalEndpoint.Port));
 
             client.JoinMulticastGroup(group);
@@ -127,29 +133,31 @@ public class UdpMulticastTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [MulticastFact(MulticastPath.IPv4Routed)]
-    public Task With_OptionMulticastLoopback_false_this_hosts_listeners_hear_nothing_over_IPv4() => LoopbackOffIsHeardByNobodyHereAsync(MulticastPath.IPv4Routed);
+    [MulticastTheory(MulticastPath.IPv4Routed)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task With_OptionMulticastLoopback_false_this_hosts_listeners_hear_nothing_over_IPv4(UdpIo io) => LoopbackOffIsHeardByNobodyHereAsync(MulticastPath.IPv4Routed, io);
 
-    [MulticastFact(MulticastPath.IPv6Routed)]
-    public Task With_OptionMulticastLoopback_false_this_hosts_listeners_hear_nothing_over_IPv6() => LoopbackOffIsHeardByNobodyHereAsync(MulticastPath.IPv6Routed);
+    [MulticastTheory(MulticastPath.IPv6Routed)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public Task With_OptionMulticastLoopback_false_this_hosts_listeners_hear_nothing_over_IPv6(UdpIo io) => LoopbackOffIsHeardByNobodyHereAsync(MulticastPath.IPv6Routed, io);
 
-    private static async Task LoopbackOffIsHeardByNobodyHereAsync(MulticastPath path)
+    private static async Task LoopbackOffIsHeardByNobodyHereAsync(MulticastPath path, UdpIo io)
     {
         var route = MulticastRoute.Get(path);
         Assert.False(route.IsLoopbackInterface);
         var pool = new LeakCheckingBufferPool();
         var group = route.NewGroup();
-        await using (var client = route.Listener(group, 0, pool))
+        await using (var client = route.Listener(group, 0, pool, io))
         {
             client.OptionAutoReceive = true;
             Assert.True(client.Connect());
             client.JoinMulticastGroup(group);
             var port = client.LocalEndpoint.Port;
 
-            await using var muted = route.Sender(pool);
+            await using var muted = route.Sender(pool, io);
             muted.OptionMulticastLoopback = false;
             Assert.True(muted.Start(group, port));
-            await using var heard = route.Sender(pool);
+            await using var heard = route.Sender(pool, io);
             heard.OptionMulticastLoopback = true;
             Assert.True(heard.Start(group, port));
 
@@ -165,18 +173,19 @@ public class UdpMulticastTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [MulticastFact(MulticastPath.IPv4Loopback)]
-    public async Task Restart_keeps_the_multicast_endpoint()
+    [MulticastTheory(MulticastPath.IPv4Loopback)]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Restart_keeps_the_multicast_endpoint(UdpIo io)
     {
         var route = MulticastRoute.Get(MulticastPath.IPv4Loopback);
         var pool = new LeakCheckingBufferPool();
         var group = route.NewGroup();
-        await using (var client = route.Listener(group, 0, pool))
+        await using (var client = route.Listener(group, 0, pool, io))
         {
             client.OptionAutoReceive = true;
             Assert.True(client.Connect());
             client.JoinMulticastGroup(group);
-            await using var server = route.Sender(pool);
+            await using var server = route.Sender(pool, io);
             Assert.True(server.Start(group.ToString(), client.LocalEndpoint.Port));
             Assert.Equal(1, server.Multicast("1"));
             Assert.True(server.Restart());

@@ -14,6 +14,51 @@ using Xunit;
 namespace NetServer.Tests.Udp;
 
 /// <summary>
+/// The two I/O modes of a UDP socket (docs/udp.md): every guarantee holds in both unless a mode
+/// says otherwise, so a test of such a guarantee is a theory over <see cref="UdpModes"/>.
+/// </summary>
+public enum UdpIo
+{
+    /// <summary>The default: a receive loop on the thread pool, asynchronous sends.</summary>
+    Async,
+
+    /// <summary><see cref="UdpPeer.OptionDedicatedThread"/>: a receive thread of the socket's own, blocking sends.</summary>
+    DedicatedThread,
+}
+
+/// <summary>Theory data over the I/O modes, alone or crossed with a test's own cases.</summary>
+public static class UdpModes
+{
+    public static TheoryData<UdpIo> All => new() { UdpIo.Async, UdpIo.DedicatedThread };
+
+    /// <summary>Each of <paramref name="cases"/> in each mode.</summary>
+    public static TheoryData<UdpIo, T> Each<T>(params T[] cases)
+    {
+        var data = new TheoryData<UdpIo, T>();
+        foreach (var io in Enum.GetValues<UdpIo>())
+        {
+            foreach (var item in cases)
+                data.Add(io, item);
+        }
+
+        return data;
+    }
+
+    /// <summary>Each pair of <paramref name="cases"/> in each mode.</summary>
+    public static TheoryData<UdpIo, T1, T2> Each<T1, T2>(params (T1, T2)[] cases)
+    {
+        var data = new TheoryData<UdpIo, T1, T2>();
+        foreach (var io in Enum.GetValues<UdpIo>())
+        {
+            foreach (var (first, second) in cases)
+                data.Add(io, first, second);
+        }
+
+        return data;
+    }
+}
+
+/// <summary>
 /// Records every hook of one UDP server or client and lets a test plug behaviour into them.
 /// Lifecycle hooks go to <see cref="Events"/> in the order they ran; datagrams, sends and errors
 /// to their own queues. A hook that runs after the final one (OnStopped, OnDisconnected) is kept
@@ -191,6 +236,13 @@ internal sealed class ProbeUdpServer : UdpServer
 
     public UdpProbe Probe { get; }
 
+    /// <summary>The I/O mode, set in an initializer (it sets <see cref="UdpPeer.OptionDedicatedThread"/>).</summary>
+    public UdpIo Io
+    {
+        get => OptionDedicatedThread ? UdpIo.DedicatedThread : UdpIo.Async;
+        init => OptionDedicatedThread = value == UdpIo.DedicatedThread;
+    }
+
     public IPEndPoint IPEndpoint => (IPEndPoint)Endpoint;
 
     protected override void OnStarting() => Probe.Lifecycle("starting");
@@ -228,6 +280,13 @@ internal sealed class ProbeUdpClient : UdpClient
     }
 
     public UdpProbe Probe { get; }
+
+    /// <summary>The I/O mode, set in an initializer (it sets <see cref="UdpPeer.OptionDedicatedThread"/>).</summary>
+    public UdpIo Io
+    {
+        get => OptionDedicatedThread ? UdpIo.DedicatedThread : UdpIo.Async;
+        init => OptionDedicatedThread = value == UdpIo.DedicatedThread;
+    }
 
     /// <summary>The local endpoint of the open socket.</summary>
     public IPEndPoint LocalEndpoint => (IPEndPoint)Socket!.LocalEndPoint!;

@@ -4,6 +4,7 @@ using System.Diagnostics;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
 using Xunit;
@@ -15,7 +16,7 @@ namespace NetServer.Tests.Udp;
 /// for exactly one datagram, and asking from inside OnReceived never recurses however fast the
 /// datagrams come (the kernel already holding the next one is what makes a naive receive loop
 /// recurse); OptionAutoReceive delivers all of them without asking; a hook that throws is reported
-/// and receiving goes on.
+/// and receiving goes on. Every test runs in both I/O modes.
 /// </summary>
 public class UdpReceiveTests
 {
@@ -36,12 +37,13 @@ public class UdpReceiveTests
         }
     }
 
-    [Fact]
-    public async Task ReceiveAsync_inside_OnReceived_never_recurses_and_every_datagram_arrives()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task ReceiveAsync_inside_OnReceived_never_recurses_and_every_datagram_arrives(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         var depths = new int[Flood];
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             var seen = 0;
             server.Probe.Started = peer => peer.ReceiveAsync();
@@ -74,12 +76,13 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task OptionAutoReceive_delivers_a_flood_without_ReceiveAsync()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task OptionAutoReceive_delivers_a_flood_without_ReceiveAsync(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         var depths = new ConcurrentBag<int>();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.OnReceive = (_, _, _, _, _) => depths.Add(new StackTrace().FrameCount);
             Assert.True(server.Start());
@@ -97,11 +100,12 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Each_ReceiveAsync_asks_for_exactly_one_datagram()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Each_ReceiveAsync_asks_for_exactly_one_datagram(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             Assert.True(server.Start());
             using var sender = new RawUdp(IPAddress.Loopback);
@@ -138,12 +142,52 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Each_datagram_is_one_OnReceived_with_its_exact_bytes()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task The_receive_buffer_is_held_only_while_a_datagram_is_wanted(UdpIo io)
+    {
+        // docs/udp.md: the one receive buffer is pooled and held only while a receive is wanted;
+        // a dedicated thread that waits for the next ReceiveAsync holds none either.
+        var pool = new LeakCheckingBufferPool();
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
+        {
+            Assert.True(server.Start());
+            using var sender = new RawUdp(IPAddress.Loopback);
+            Assert.Equal(0, pool.Outstanding);
+            for (var i = 0; i < 4; i++)
+            {
+                // A datagram nobody asked for waits in the kernel and takes no buffer.
+                sender.Send(server.Endpoint, UdpTest.Datagram(2 * i, 16));
+                await Wait.UntilAsync(() => server.Socket!.Available > 0, $"datagram {2 * i} to reach the socket");
+                Assert.Equal(0, pool.Outstanding);
+                Assert.Equal(2 * i, server.Probe.ReceivedCount);
+                server.ReceiveAsync();
+                await Wait.UntilAsync(() => server.Probe.ReceivedCount == (2 * i) + 1, $"datagram {2 * i}");
+                await Wait.UntilAsync(() => pool.Outstanding == 0, $"the receive buffer back in the pool after datagram {2 * i}");
+
+                // Asked for before it comes: the buffer is held while the receive waits, and only then.
+                server.ReceiveAsync();
+                await Wait.UntilAsync(() => pool.Outstanding == 1, $"the receive buffer while datagram {(2 * i) + 1} is wanted");
+                Assert.Equal((2 * i) + 1, server.Probe.ReceivedCount);
+                sender.Send(server.Endpoint, UdpTest.Datagram((2 * i) + 1, 16));
+                await Wait.UntilAsync(() => server.Probe.ReceivedCount == (2 * i) + 2, $"datagram {(2 * i) + 1}");
+                await Wait.UntilAsync(() => pool.Outstanding == 0, $"the receive buffer back in the pool after datagram {(2 * i) + 1}");
+            }
+
+            Assert.Equal(Enumerable.Range(0, 8), server.Probe.Received.Select(r => UdpTest.IdOf(r.Data, 16)));
+            server.Probe.AssertNoErrors();
+        }
+
+        await pool.AssertAllReturnedAsync();
+    }
+
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Each_datagram_is_one_OnReceived_with_its_exact_bytes(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
         var sizes = new[] { 1, 4, 5, 100, 1400, 1500, 8191, 8192, 8193, 30000, 65000 };
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             server.Probe.KeepReceiving();
             Assert.True(server.Start());
@@ -165,13 +209,14 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task OnReceived_never_runs_concurrently_and_names_each_sender()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task OnReceived_never_runs_concurrently_and_names_each_sender(UdpIo io)
     {
         const int senders = 8;
         const int perSender = 200;
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true, OptionReceiveBufferSize = UdpTest.LargeBuffer })
         {
             Assert.True(server.Start());
             var peers = Enumerable.Range(0, senders).Select(_ => new RawUdp(IPAddress.Loopback)).ToArray();
@@ -207,11 +252,12 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task A_throwing_OnReceived_is_reported_and_receiving_goes_on()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_throwing_OnReceived_is_reported_and_receiving_goes_on(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             server.Probe.Echo();
             var echo = server.Probe.OnReceive!;
@@ -237,14 +283,15 @@ public class UdpReceiveTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task OnReceived_runs_on_the_pool_never_on_the_thread_that_calls_ReceiveAsync()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task OnReceived_never_runs_on_the_thread_that_calls_ReceiveAsync(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
-            var threads = new ConcurrentQueue<int>();
-            server.Probe.OnReceive = (_, _, _, _, _) => threads.Enqueue(Environment.CurrentManagedThreadId);
+            var threads = new ConcurrentQueue<(int Id, bool Pooled)>();
+            server.Probe.OnReceive = (_, _, _, _, _) => threads.Enqueue((Environment.CurrentManagedThreadId, Thread.CurrentThread.IsThreadPoolThread));
             Assert.True(server.Start());
             using var sender = new RawUdp(IPAddress.Loopback);
             sender.Send(server.Endpoint, "waiting");
@@ -257,7 +304,11 @@ public class UdpReceiveTests
                 return Environment.CurrentManagedThreadId;
             });
             await Wait.UntilAsync(() => threads.Count == 1, "the datagram");
-            Assert.NotEqual(caller, threads.Single());
+            var (hook, pooled) = threads.Single();
+            Assert.NotEqual(caller, hook);
+
+            // The mode says where it runs instead: on the pool, or on the socket's own thread.
+            Assert.Equal(io == UdpIo.Async, pooled);
         }
 
         await pool.AssertAllReturnedAsync();

@@ -22,7 +22,9 @@ namespace NetServer.Tests.Udp;
 /// (which runs on the flusher), and every other send must queue behind it. That is the case the
 /// queue exists for, and the tests fill it that way. OnSent reports datagrams in the order they
 /// were handed to the kernel, so distinct sizes prove the queue's order without trusting the
-/// kernel's delivery order.
+/// kernel's delivery order. The queue is the same in both I/O modes (with OptionDedicatedThread the
+/// flusher's sends are blocking calls, and the sender that finds the queue idle sends from its own
+/// bytes), so every test runs in both; the slow-link tests show the kernel making a sender wait.
 /// </summary>
 public class UdpSendQueueTests
 {
@@ -65,11 +67,12 @@ public class UdpSendQueueTests
     }
 
     /// <summary>A started server with a send limit of <paramref name="sendLimit"/> bytes whose first OnSent holds the flusher.</summary>
-    private static (ProbeUdpServer Server, FlusherGate Gate) HeldServer(LeakCheckingBufferPool pool, int sendLimit)
+    private static (ProbeUdpServer Server, FlusherGate Gate) HeldServer(LeakCheckingBufferPool pool, int sendLimit, UdpIo io)
     {
         var gate = new FlusherGate();
         var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool)
         {
+            Io = io,
             OptionSendBufferLimit = sendLimit,
             OptionSendBufferSize = 4096,
         };
@@ -105,13 +108,14 @@ public class UdpSendQueueTests
         return default;
     }
 
-    [Fact]
-    public async Task A_full_queue_refuses_SendAsync_with_NoBufferSpaceAvailable_and_sends_the_rest_in_order()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_full_queue_refuses_SendAsync_with_NoBufferSpaceAvailable_and_sends_the_rest_in_order(UdpIo io)
     {
         const int limit = 4096;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
-        var (server, gate) = HeldServer(pool, limit);
+        var (server, gate) = HeldServer(pool, limit, io);
         await using (server)
         {
             List<int> accepted;
@@ -155,13 +159,14 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task A_send_in_flight_never_makes_SendAsync_fail_and_the_blocking_Send_waits_for_its_turn()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_send_in_flight_never_makes_SendAsync_fail_and_the_blocking_Send_waits_for_its_turn(UdpIo io)
     {
         const int queued = 300;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
-        var (server, gate) = HeldServer(pool, UdpPeer.DefaultSendBufferLimit);
+        var (server, gate) = HeldServer(pool, UdpPeer.DefaultSendBufferLimit, io);
         await using (server)
         {
             Task<bool> first;
@@ -200,13 +205,14 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task The_awaitable_SendAsync_waits_for_room_and_completes_in_arrival_order()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task The_awaitable_SendAsync_waits_for_room_and_completes_in_arrival_order(UdpIo io)
     {
         const int limit = 1024;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
-        var (server, gate) = HeldServer(pool, limit);
+        var (server, gate) = HeldServer(pool, limit, io);
         await using (server)
         {
             List<int> accepted;
@@ -248,13 +254,14 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task A_cancelled_awaitable_send_leaves_nothing_queued()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_cancelled_awaitable_send_leaves_nothing_queued(UdpIo io)
     {
         const int limit = 1024;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
-        var (server, gate) = HeldServer(pool, limit);
+        var (server, gate) = HeldServer(pool, limit, io);
         await using (server)
         {
             List<int> accepted;
@@ -298,13 +305,14 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Stop_refuses_parked_senders_at_once_and_drops_the_queue()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Stop_refuses_parked_senders_at_once_and_drops_the_queue(UdpIo io)
     {
         const int limit = 1024;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
-        var (server, gate) = HeldServer(pool, limit);
+        var (server, gate) = HeldServer(pool, limit, io);
         await using (server)
         {
             Task<bool> stopping;
@@ -364,8 +372,9 @@ public class UdpSendQueueTests
         return Math.Min(most, fits);
     }
 
-    [Fact]
-    public async Task Concurrent_senders_on_many_threads_send_every_datagram_whole_and_each_thread_in_order()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Concurrent_senders_on_many_threads_send_every_datagram_whole_and_each_thread_in_order(UdpIo io)
     {
         const int threads = 8;
         var pool = new LeakCheckingBufferPool();
@@ -376,7 +385,7 @@ public class UdpSendQueueTests
         // Datagram (t, i) is 16 + 8i + t bytes: its size alone says which thread sent it and when.
         static int SizeOf(int thread, int index) => 16 + (threads * index) + thread;
 
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             Assert.True(server.Start());
             var receiving = receiver.ReceiveManyAsync(total);
@@ -438,15 +447,16 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Awaitable_senders_under_a_tiny_limit_all_complete_and_none_is_lost()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Awaitable_senders_under_a_tiny_limit_all_complete_and_none_is_lost(UdpIo io)
     {
         const int threads = 8;
         var pool = new LeakCheckingBufferPool();
         using var receiver = new RawUdp(IPAddress.Loopback);
         var perThread = PerThread(receiver, threads, 300, 150);
         var total = threads * perThread;
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionSendBufferLimit = 1024 })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionSendBufferLimit = 1024 })
         {
             Assert.True(server.Start());
             var receiving = receiver.ReceiveManyAsync(total);
@@ -470,8 +480,9 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Refused_sends_under_a_tiny_limit_are_exactly_the_ones_reported_and_never_sent()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Refused_sends_under_a_tiny_limit_are_exactly_the_ones_reported_and_never_sent(UdpIo io)
     {
         const int threads = 8;
         var pool = new LeakCheckingBufferPool();
@@ -479,7 +490,7 @@ public class UdpSendQueueTests
         var perThread = PerThread(receiver, threads, 300, 200);
         var accepted = new ConcurrentQueue<int>();
         var refused = 0;
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { OptionSendBufferLimit = 512 })
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionSendBufferLimit = 512 })
         {
             Assert.True(server.Start());
             var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -510,14 +521,15 @@ public class UdpSendQueueTests
         await pool.AssertAllReturnedAsync();
     }
 
-    [Fact]
-    public async Task Sending_from_OnSent_never_recurses()
+    [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task Sending_from_OnSent_never_recurses(UdpIo io)
     {
         const int chain = 1000;
         var pool = new LeakCheckingBufferPool();
         var depths = new int[chain + 1];
         using var receiver = new RawUdp(IPAddress.Loopback, receiveBufferSize: 4096); // it never reads: drops do not matter here
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool))
+        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
         {
             var count = 0;
             server.Probe.OnSend = (peer, to, _) =>
