@@ -256,14 +256,14 @@ internal sealed partial class Connection
                 {
                     // A zero-byte read waits for data without holding a receive buffer (SslStream
                     // supports it), so an idle secure connection holds no buffer of ours either.
-                    gate.BeginRead();
+                    gate.EnterRead();
                     try
                     {
                         await StreamIO.ReadAsync(stream, new ArraySegment<byte>(Array.Empty<byte>())).ConfigureAwait(false);
                     }
                     finally
                     {
-                        gate.EndRead();
+                        gate.ExitRead();
                     }
 
                     if (!IsReadable)
@@ -272,14 +272,14 @@ internal sealed partial class Connection
 
                 _receiveBuffer.TryGetWritable(_readSize, out var free);
                 int received;
-                gate.BeginRead();
+                gate.EnterRead();
                 try
                 {
                     received = await StreamIO.ReadAsync(stream, free).ConfigureAwait(false);
                 }
                 finally
                 {
-                    gate.EndRead();
+                    gate.ExitRead();
                 }
 
                 var next = Delivered(received, free);
@@ -317,14 +317,14 @@ internal sealed partial class Connection
             if (_blockingRead is null)
             {
                 _blockingBuffer ??= _pool.Rent(Math.Max(count, _owner.OptionReceiveBufferSize));
-                _gate!.BeginRead();
+                _gate!.EnterRead();
                 try
                 {
                     _blockingRead = StreamIO.ReadAsync(stream, new ArraySegment<byte>(_blockingBuffer, 0, Math.Min(count, _blockingBuffer.Length))).AsTask();
                 }
                 catch (Exception e)
                 {
-                    _gate.EndRead();
+                    _gate.ExitRead();
                     StreamFailed(e);
                     return 0;
                 }
@@ -385,7 +385,7 @@ internal sealed partial class Connection
     private static readonly Action<Task<int>, object?> s_blockingReadEnded = static (_, state) =>
     {
         var connection = (Connection)state!;
-        connection._gate!.EndRead();
+        connection._gate!.ExitRead();
         lock (connection)
             Monitor.PulseAll(connection);
     };

@@ -21,20 +21,20 @@ namespace NetServer.Transport;
 internal sealed class ReadGate
 {
     private readonly object _lock = new();
-    private int _reads;    // layer reads under way (BeginRead..EndRead); an ended read may be counted a moment longer
+    private int _reads;    // layer reads under way (EnterRead..ExitRead); an ended read may be counted a moment longer
     private bool _parked;  // the layer's read waits in the transport for bytes: it decrypts nothing
     private Action<object>? _work;
     private object? _workState;
 
     /// <summary>Before each read of the layer's stream.</summary>
-    public void BeginRead()
+    public void EnterRead()
     {
         lock (_lock)
             _reads++;
     }
 
     /// <summary>After each read of the layer's stream, however it ended: runs work that waited for it.</summary>
-    public void EndRead()
+    public void ExitRead()
     {
         lock (_lock)
         {

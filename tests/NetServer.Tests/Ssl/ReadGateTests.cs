@@ -48,7 +48,7 @@ public sealed class ReadGateTests : IDisposable
         _gate.Run(s_record, ran);
         Assert.Equal(Environment.CurrentManagedThreadId, ran.Thread);
 
-        _gate.BeginRead();
+        _gate.EnterRead();
         var read = _stream.ReadAsync(new byte[16]).AsTask();
         Assert.False(read.IsCompleted);
         var parked = new Ran();
@@ -57,21 +57,21 @@ public sealed class ReadGateTests : IDisposable
 
         _peer.Send(new byte[5]);
         Assert.Equal(5, await read.WaitAsync(Wait.Default));
-        _gate.EndRead();
+        _gate.ExitRead();
     }
 
     [Fact]
     public async Task Work_waits_while_a_read_may_decrypt_and_runs_when_it_parks_or_ends()
     {
         // Under way and not in the transport (decrypting, or about to reach the transport): wait.
-        _gate.BeginRead();
+        _gate.EnterRead();
         var atEnd = new Ran();
         _gate.Run(s_record, atEnd);
         Assert.False(atEnd.HasRun);
-        _gate.EndRead();
+        _gate.ExitRead();
         Assert.True(atEnd.HasRun);
 
-        _gate.BeginRead();
+        _gate.EnterRead();
         var atPark = new Ran();
         _gate.Run(s_record, atPark);
         Assert.False(atPark.HasRun);
@@ -80,13 +80,13 @@ public sealed class ReadGateTests : IDisposable
         Assert.False(read.IsCompleted);
         _peer.Send(new byte[7]);
         Assert.Equal(7, await read.WaitAsync(Wait.Default));
-        _gate.EndRead();
+        _gate.ExitRead();
     }
 
     [Fact]
     public async Task Bytes_that_arrive_while_the_work_runs_go_up_only_after_it()
     {
-        _gate.BeginRead();
+        _gate.EnterRead();
         var buffer = new byte[16];
         var read = _stream.ReadAsync(buffer).AsTask();
         using var release = new ManualResetEventSlim();
@@ -114,7 +114,7 @@ public sealed class ReadGateTests : IDisposable
         Assert.True(await working.WaitAsync(Wait.Default));
         Assert.Equal(3, await read.WaitAsync(Wait.Default));
         Assert.Equal([1, 2, 3], buffer[..3]);
-        _gate.EndRead();
+        _gate.ExitRead();
     }
 
     /// <summary>Where and whether a piece of work ran.</summary>
