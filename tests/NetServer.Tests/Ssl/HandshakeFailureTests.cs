@@ -410,7 +410,9 @@ public class HandshakeFailureTests
             var tls = await bench.AssertServesAsync(clientContext);
             Assert.Equal(protocol, tls.Session.Protocol);
             Assert.Equal(protocol, tls.Client.Protocol);
+#if !NETSERVER_NETSTANDARD21 // the cipher suite is a net10.0 property
             Assert.Equal(tls.Session.CipherSuite, tls.Client.CipherSuite);
+#endif
         }
     }
 
@@ -447,7 +449,9 @@ public class HandshakeFailureTests
         {
             var tls = await bench.AssertServesAsync(TestCertificates.ClientContext(), host);
             Assert.Equal(expected.Thumbprint, tls.Client.RemoteCertificate!.GetCertHashString());
+#if !NETSERVER_NETSTANDARD21 // a server learns the name the client asked for from SslStream.TargetHostName (net5.0+)
             Assert.Equal(host, tls.Session.HostName);
+#endif
             Assert.Equal(host, tls.Client.HostName);
         }
 
