@@ -58,11 +58,8 @@ internal sealed partial class DatagramChannel
             ThreadPoolScheduler.Schedule(s_receiveLoop, this);
     }
 
-    /// <summary>Takes the wish for one more datagram (always there with <c>OptionAutoReceive</c>).</summary>
-    private bool TakeReceiveWish() => _owner.OptionAutoReceive || Interlocked.Exchange(ref _receiveWanted, 0) != 0;
-
-    /// <summary>A datagram was not delivered: the wish it consumed still stands.</summary>
-    private void RestoreReceiveWish() => Volatile.Write(ref _receiveWanted, 1);
+    /// <summary>Whether someone wants a datagram (always, with <c>OptionAutoReceive</c>).</summary>
+    private bool IsReceiveWanted() => _owner.OptionAutoReceive || Volatile.Read(ref _receiveWanted) != 0;
 
     /// <summary>What a receive loop does after handling one receive.</summary>
     private enum ReceiveNext
@@ -86,12 +83,14 @@ internal sealed partial class DatagramChannel
     {
         if (error == SocketError.Success && received <= limit)
         {
+            // The wish is used up by a delivery, not by the receive call: a ReceiveAsync() made while
+            // the call waits asks for the same datagram, one made in OnReceived for the next.
+            Volatile.Write(ref _receiveWanted, 0);
             _owner.CountReceived(received);
             RaiseReceived(source!, buffer, received);
             return ReceiveNext.Delivered;
         }
 
-        RestoreReceiveWish();
         if (!IsOpen)
             return ReceiveNext.Stop;
         if (error == SocketError.Success)
@@ -119,7 +118,7 @@ internal sealed partial class DatagramChannel
         var errors = 0;
         try
         {
-            while (IsOpen && TakeReceiveWish())
+            while (IsOpen && IsReceiveWanted())
             {
                 var result = await _transport.ReceiveAsync(buffer, limit + 1).ConfigureAwait(false);
                 var next = Handle(result.Error, result.BytesTransferred, result.IsSuccess ? _transport.Source : null, buffer, limit);
@@ -158,7 +157,7 @@ internal sealed partial class DatagramChannel
         {
             while (IsOpen)
             {
-                if (!TakeReceiveWish())
+                if (!IsReceiveWanted())
                 {
                     if (buffer is not null)
                     {

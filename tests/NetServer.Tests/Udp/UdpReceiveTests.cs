@@ -109,26 +109,29 @@ public class UdpReceiveTests
         {
             Assert.True(server.Start());
             using var sender = new RawUdp(IPAddress.Loopback);
+            using var witness = new RawUdp(IPAddress.Loopback);
+
+            // Asking several times before a datagram arrives still asks for one. (The asks come
+            // before the datagrams: with one already waiting, the first ask could be answered
+            // between two of them, and the next would rightly ask again.)
+            server.ReceiveAsync();
+            server.ReceiveAsync();
+            server.ReceiveAsync();
             for (var i = 0; i < 5; i++)
                 sender.Send(server.Endpoint, $"d{i}");
-            await Wait.UntilAsync(() => server.Socket!.Available > 0, "the datagrams to reach the socket");
-
-            // Nothing asked yet: nothing delivered, however long the datagrams wait.
-            Assert.Equal(0, server.Probe.ReceivedCount);
-
-            // Asking several times before a datagram is delivered still asks for one.
-            server.ReceiveAsync();
-            server.ReceiveAsync();
-            server.ReceiveAsync();
             await Wait.UntilAsync(() => server.Probe.ReceivedCount >= 1, "the first datagram");
+            await AssertReceiveLoopIdleAsync(server, witness);
+            Assert.Equal(1, server.Probe.ReceivedCount);
+
+            // Nothing asked now: the other four wait in the socket, and none is delivered.
+            await Wait.UntilAsync(() => server.Socket!.Available > 0, "the other datagrams to wait in the socket");
+            await AssertReceiveLoopIdleAsync(server, witness);
+            Assert.Equal(1, server.Probe.ReceivedCount);
+
+            // Each ask now gets exactly the next one.
             server.ReceiveAsync();
             await Wait.UntilAsync(() => server.Probe.ReceivedCount >= 2, "the second datagram");
-
-            // A third one would come (if it ever does) from the same loop right after the second:
-            // the sentinel datagram reaching a plain socket from the server proves the loop is idle.
-            using var witness = new RawUdp(IPAddress.Loopback);
-            Assert.Equal(1, server.Send(witness.Endpoint, "w"));
-            await witness.ReceiveAsync("the witness datagram");
+            await AssertReceiveLoopIdleAsync(server, witness);
             Assert.Equal(2, server.Probe.ReceivedCount);
             Assert.Equal(new[] { "d0", "d1" }, server.Probe.Texts());
 
@@ -140,6 +143,16 @@ public class UdpReceiveTests
         }
 
         await pool.AssertAllReturnedAsync();
+    }
+
+    /// <summary>
+    /// A delivery nobody asked for would come from the receive loop right after the last one: a
+    /// datagram the server then sends reaching a plain socket gives it that time to show.
+    /// </summary>
+    private static async Task AssertReceiveLoopIdleAsync(ProbeUdpServer server, RawUdp witness)
+    {
+        Assert.Equal(1, server.Send(witness.Endpoint, "w"));
+        await witness.ReceiveAsync("the witness datagram");
     }
 
     [Theory]
