@@ -137,7 +137,7 @@ public class TlsHookOrderTests
     {
         await using var harness = new ServerHarness(TransportKind.Ssl);
         HookOrderTests.RecordServerHooks(harness);
-        ((ProbeSslServer)harness.Server).Context.HandshakeTimeout = TimeSpan.FromMilliseconds(500);
+        ((ProbeSslServer)harness.Server).Context.HandshakeTimeout = TimeSpan.FromSeconds(2);
         harness.Probe.ConfigureSession = probe => probe.RecordHandshakes = true;
         var closing = new TaskCompletionSource<StreamSession>(TaskCreationOptions.RunContinuationsAsynchronously);
         harness.Probe.Connected = session => closing.TrySetResult(session);
@@ -154,10 +154,10 @@ public class TlsHookOrderTests
         var watch = System.Diagnostics.Stopwatch.StartNew();
         Assert.True(await HarnessExtensions.RunBlocking(session.Disconnect).WaitAsync(Wait.Default));
         Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
-        Assert.True(watch.Elapsed < TimeSpan.FromMilliseconds(400), $"The close waited {watch.Elapsed} for the handshake.");
+        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(1.5), $"The close waited {watch.Elapsed} for the handshake (timeout 2 s).");
 
         // Past the handshake timeout: the abandoned handshake reports nothing.
-        await Task.Delay(700);
+        await Task.Delay(TimeSpan.FromSeconds(2.2));
         var events = await HookOrderTests.SettledEventsAsync(probe, "server-disconnected");
         Assert.Equal(["connecting", "connected", "handshaking", "disconnecting", "disconnected", "server-disconnected"], events);
         Assert.Equal(DisconnectReason.LocalDisconnect, session.DisconnectReason);
