@@ -25,14 +25,16 @@ internal sealed class SlowLink : IAsyncDisposable
 
     private readonly string _namespace;
     private readonly string _near;
+    private readonly FileStream _subnet;
     private Process? _receiver;
 
-    private SlowLink(string name, string near, IPAddress local, IPAddress remote)
+    private SlowLink(string name, string near, FileStream subnet, int index)
     {
         _namespace = name;
         _near = near;
-        LocalAddress = local;
-        RemoteAddress = remote;
+        _subnet = subnet;
+        LocalAddress = IPAddress.Parse($"10.213.{index}.1");
+        RemoteAddress = IPAddress.Parse($"10.213.{index}.2");
     }
 
     /// <summary>Why slow links cannot be built on this machine; null when they can.</summary>
@@ -54,18 +56,28 @@ internal sealed class SlowLink : IAsyncDisposable
     {
         var n = Interlocked.Increment(ref s_next);
         var tag = $"{Environment.ProcessId % 100000}x{n}";
-        var subnet = (Environment.ProcessId + (n * 4)) % 250;
-        var link = new SlowLink($"netserver-{tag}", $"nsv{tag}a", IPAddress.Parse($"10.213.{subnet}.1"), IPAddress.Parse($"10.213.{subnet}.2"));
+        var (subnet, index) = ReserveSubnet();
+        var link = new SlowLink($"netserver-{tag}", $"nsv{tag}a", subnet, index);
         var far = $"nsv{tag}b";
         try
         {
             Run(["ip", "netns", "add", link._namespace]);
-            Run(["ip", "link", "add", link._near, "type", "veth", "peer", "name", far]);
+            var mac = $"02:4e:53:00:{index:x2}:0";
+            Run(["ip", "link", "add", link._near, "address", mac + "1", "type", "veth", "peer", "name", far, "address", mac + "2"]);
             Run(["ip", "link", "set", far, "netns", link._namespace]);
             Run(["ip", "addr", "add", $"{link.LocalAddress}/30", "dev", link._near]);
             Run(["ip", "link", "set", link._near, "up"]);
+
+            // The receiver's address resolved from the start: datagrams sent while ARP resolves wait
+            // in the neighbour queue, and the first sent after it resolves can overtake them.
+            Run(["ip", "neigh", "replace", link.RemoteAddress.ToString(), "lladdr", mac + "2", "dev", link._near, "nud", "permanent"]);
             Run(["ip", "netns", "exec", link._namespace, "ip", "addr", "add", $"{link.RemoteAddress}/30", "dev", far]);
             Run(["ip", "netns", "exec", link._namespace, "ip", "link", "set", far, "up"]);
+
+            // veth hands each datagram to the backlog of the CPU that dequeued it from the qdisc, and
+            // two CPUs' backlogs run independently: the link itself could reorder what the sender
+            // sent in order. Steering every datagram to one CPU's backlog (RPS) keeps the link FIFO.
+            Run(["ip", "netns", "exec", link._namespace, "sh", "-c", $"echo 1 > /sys/class/net/{far}/queues/rx-0/rps_cpus"]);
 
             // A large queue limit: datagrams wait (charged to the sender's socket) instead of being dropped.
             Run(["tc", "qdisc", "add", "dev", link._near, "root", "tbf", "rate", rate, "burst", "16kb", "limit", "16mb"]);
@@ -89,7 +101,7 @@ internal sealed class SlowLink : IAsyncDisposable
             s.bind((sys.argv[1], int(sys.argv[2])))
             print("ready", flush=True)
             s.settimeout(60)
-            count, ordered, last = 0, True, -1
+            count, last, breaks, first = 0, -1, 0, "-"
             while True:
                 try:
                     data = s.recv(65536)
@@ -97,10 +109,13 @@ internal sealed class SlowLink : IAsyncDisposable
                     break
                 s.settimeout(float(sys.argv[3]))
                 sequence = struct.unpack("<i", data[:4])[0]
-                ordered = ordered and sequence == last + 1
+                if sequence != last + 1:
+                    breaks += 1
+                    if breaks == 1:
+                        first = f"{last}->{sequence}@{count}"
                 last = sequence
                 count += 1
-            print(f"count {count} ordered {ordered}", flush=True)
+            print(f"count {count} breaks {breaks} first {first}", flush=True)
             """;
         var info = new ProcessStartInfo("ip") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (var arg in new[] { "netns", "exec", _namespace, "/usr/bin/python3", "-c", script, RemoteAddress.ToString(), ReceiverPort.ToString(System.Globalization.CultureInfo.InvariantCulture), idle.TotalSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture) })
@@ -111,13 +126,17 @@ internal sealed class SlowLink : IAsyncDisposable
             Assert.Fail($"The receiver did not start: {ready} {await _receiver.StandardError.ReadToEndAsync().WaitAsync(Wait.Default)}");
     }
 
-    /// <summary>Waits for the receiver's report: how many datagrams arrived, and whether their sequence numbers ran 0, 1, 2, ...</summary>
-    public async Task<(int Count, bool Ordered)> ReceiverReportAsync()
+    /// <summary>
+    /// Waits for the receiver's report: how many datagrams arrived, and, unless their sequence
+    /// numbers ran 0, 1, 2, ..., where the order first broke ("last->next@position") and how often.
+    /// </summary>
+    public async Task<(int Count, string? Disorder)> ReceiverReportAsync()
     {
         var line = await _receiver!.StandardOutput.ReadLineAsync().WaitAsync(TimeSpan.FromSeconds(90));
         var parts = (line ?? string.Empty).Split(' ');
-        Assert.True(parts is ["count", _, "ordered", _], $"Unexpected receiver report: {line}");
-        return (int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture), parts[3] == "True");
+        Assert.True(parts is ["count", _, "breaks", _, "first", _], $"Unexpected receiver report: {line}");
+        var count = int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture);
+        return (count, parts[3] == "0" ? null : $"{parts[3]} break(s), the first {parts[5]}");
     }
 
     public ValueTask DisposeAsync()
@@ -138,6 +157,32 @@ internal sealed class SlowLink : IAsyncDisposable
     {
         Run(["ip", "netns", "del", _namespace], failOk: true);
         Run(["ip", "link", "del", _near], failOk: true);
+        _subnet.Dispose();
+    }
+
+    /// <summary>
+    /// A /30 of 10.213.0.0/16 no other link on this host uses (the test projects run at once, each
+    /// in a process of its own): held by an exclusive lock on a file per subnet until the link is deleted.
+    /// </summary>
+    private static (FileStream Lock, int Index) ReserveSubnet()
+    {
+        var start = Environment.ProcessId % 250;
+        for (var i = 0; i < 250; i++)
+        {
+            var index = (start + i) % 250;
+            try
+            {
+                // FileShare.None takes an advisory lock (flock) that a second process cannot get; the
+                // kernel drops it if this process dies, so a stale file never blocks a subnet.
+                return (new FileStream(Path.Combine(Path.GetTempPath(), $"netserver-slowlink-10.213.{index}.lock"), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None), index);
+            }
+            catch (IOException)
+            {
+                // Held by another link: try the next subnet.
+            }
+        }
+
+        throw new InvalidOperationException("Every subnet of 10.213.0.0/16 is held by another slow link.");
     }
 
     private static string? Probe()

@@ -58,9 +58,9 @@ public class UdpSlowLinkTests
             await client.DisposeAsync().AsTask().WaitAsync(Wait.Default);
         }
 
-        var (received, ordered) = await link.ReceiverReportAsync();
+        var (received, disorder) = await link.ReceiverReportAsync();
         Assert.Equal(count, received);
-        Assert.True(ordered, "The datagrams arrived out of order.");
+        Assert.True(disorder is null, $"The datagrams arrived out of order: {disorder}.");
         await pool.AssertAllReturnedAsync();
     }
 
@@ -101,9 +101,9 @@ public class UdpSlowLinkTests
 
         Assert.True(parked > 0, "No awaitable send ever waited for room.");
         Assert.True(maxPending <= limit, $"The queue held {maxPending} bytes, past its limit of {limit}.");
-        var (received, ordered) = await link.ReceiverReportAsync();
+        var (received, disorder) = await link.ReceiverReportAsync();
         Assert.Equal(count, received);
-        Assert.True(ordered, "The datagrams arrived out of order.");
+        Assert.True(disorder is null, $"The datagrams arrived out of order: {disorder}.");
         await pool.AssertAllReturnedAsync();
     }
 
@@ -145,9 +145,9 @@ public class UdpSlowLinkTests
         }
 
         // What the kernel took still crosses the link; nothing else does.
-        var (received, ordered) = await link.ReceiverReportAsync();
+        var (received, disorder) = await link.ReceiverReportAsync();
         Assert.Equal(sent, received);
-        Assert.True(ordered, "The datagrams arrived out of order.");
+        Assert.True(disorder is null, $"The datagrams arrived out of order: {disorder}.");
         await pool.AssertAllReturnedAsync();
     }
 
@@ -186,9 +186,9 @@ public class UdpSlowLinkTests
             await client.DisposeAsync().AsTask().WaitAsync(Wait.Default);
         }
 
-        var (received, ordered) = await link.ReceiverReportAsync();
+        var (received, disorder) = await link.ReceiverReportAsync();
         Assert.Equal(count, received);
-        Assert.True(ordered, "The datagrams arrived out of order.");
+        Assert.True(disorder is null, $"The datagrams arrived out of order: {disorder}.");
         await pool.AssertAllReturnedAsync();
     }
 
@@ -235,9 +235,9 @@ public class UdpSlowLinkTests
         }
 
         // What the kernel took still crosses the link; nothing else does.
-        var (received, ordered) = await link.ReceiverReportAsync();
+        var (received, disorder) = await link.ReceiverReportAsync();
         Assert.Equal(sent, received);
-        Assert.True(ordered, "The datagrams arrived out of order.");
+        Assert.True(disorder is null, $"The datagrams arrived out of order: {disorder}.");
         await pool.AssertAllReturnedAsync();
     }
 }
