@@ -112,13 +112,15 @@ public sealed class UdpExampleProgramTests
     [Fact]
     public async Task UdpEchoClient_reports_that_no_server_listens()
     {
-        var port = FreePort();
-        await using var client = ProgramProcess.Start("UdpEchoClient", IPAddress.Loopback.ToString(), port);
+        // A port free on an address of 127.0.0.0/8 that no other test binds, so it stays free while the client starts.
+        var address = UdpTest.RebindableLoopback().Address;
+        var port = FreePort(address);
+        await using var client = ProgramProcess.Start("UdpEchoClient", address.ToString(), port);
         await client.WaitForLineAsync("Connected to ");
 
         // The system answers the datagram with "port unreachable", which the connected socket reports.
         await client.TypeAsync("anyone there?");
-        await client.WaitForLineAsync($"No echo server at 127.0.0.1:{port} (ConnectionRefused)");
+        await client.WaitForLineAsync($"No echo server at {address}:{port} (ConnectionRefused)");
 
         await client.TypeAsync(string.Empty);
         Assert.Equal(0, await client.WaitForExitAsync());
@@ -127,8 +129,9 @@ public sealed class UdpExampleProgramTests
     [MulticastFact(MulticastPath.IPv4Loopback)]
     public async Task UdpMulticast_typed_lines_reach_a_client_in_the_group_across_server_restarts_and_client_reconnects()
     {
-        var (group, port, via) = NewGroup(MulticastPath.IPv4Loopback);
-        await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, port, .. via]);
+        var (group, via) = NewGroup(MulticastPath.IPv4Loopback);
+        await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, "0", .. via]);
+        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "1", .. via]);
@@ -160,8 +163,9 @@ public sealed class UdpExampleProgramTests
     [MulticastFact(MulticastPath.IPv6Routed)]
     public async Task UdpMulticast_works_for_an_ipv6_group()
     {
-        var (group, port, via) = NewGroup(MulticastPath.IPv6Routed);
-        await using var client = ProgramProcess.Start("UdpMulticastClient", ["::", group, port, .. via]);
+        var (group, via) = NewGroup(MulticastPath.IPv6Routed);
+        await using var client = ProgramProcess.Start("UdpMulticastClient", ["::", group, "0", .. via]);
+        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "0", .. via]);
@@ -180,8 +184,9 @@ public sealed class UdpExampleProgramTests
     [MulticastFact(MulticastPath.IPv4Routed)]
     public async Task UdpMulticastServer_with_no_loopback_is_not_heard_on_this_machine()
     {
-        var (group, port, via) = NewGroup(MulticastPath.IPv4Routed);
-        await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, port, .. via]);
+        var (group, via) = NewGroup(MulticastPath.IPv4Routed);
+        await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, "0", .. via]);
+        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         // The quiet server has sent (or dropped) its line once it has exited, so the loud server's line comes later.
@@ -205,27 +210,27 @@ public sealed class UdpExampleProgramTests
         Assert.Equal(0, await client.WaitForExitAsync());
     }
 
-    /// <summary>A random group of the path's kind, a free port, and the --interface option for the path's interface.</summary>
-    private static (string Group, string Port, string[] Via) NewGroup(MulticastPath path)
+    /// <summary>A random group of the path's kind and the --interface option for the path's interface.</summary>
+    private static (string Group, string[] Via) NewGroup(MulticastPath path)
     {
         var route = MulticastRoute.Get(path);
         string[] via = route.InterfaceIndex == 0 ? [] : ["--interface", route.InterfaceIndex.ToString(CultureInfo.InvariantCulture)];
-        return (route.NewGroup().ToString(), FreePort(route.Family), via);
+        return (route.NewGroup().ToString(), via);
     }
 
-    /// <summary>A UDP port that was free a moment ago (the system picked it for a socket now closed).</summary>
-    private static string FreePort(AddressFamily family = AddressFamily.InterNetwork)
+    /// <summary>A UDP port of <paramref name="address"/> that was free a moment ago (the system picked it for a socket now closed).</summary>
+    private static string FreePort(IPAddress address)
     {
-        using var socket = new Socket(family, SocketType.Dgram, ProtocolType.Udp);
-        socket.Bind(new IPEndPoint(family == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, 0));
+        using var socket = new Socket(address.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+        socket.Bind(new IPEndPoint(address, 0));
         return ((IPEndPoint)socket.LocalEndPoint!).Port.ToString(CultureInfo.InvariantCulture);
     }
 
-    /// <summary>The port a UDP echo server reports it bound (it was started on port 0).</summary>
-    private static async Task<string> ListeningPortAsync(ProgramProcess server)
+    /// <summary>The port an example program reports it bound ("Listening on ENDPOINT[ as ID]"; it was started on port 0).</summary>
+    private static async Task<string> ListeningPortAsync(ProgramProcess program)
     {
-        var listening = await server.WaitForLineAsync("Listening on ");
-        return IPEndPoint.Parse(listening["Listening on ".Length..]).Port.ToString(CultureInfo.InvariantCulture);
+        var listening = await program.WaitForLineAsync("Listening on ");
+        return IPEndPoint.Parse(listening["Listening on ".Length..].Split(' ')[0]).Port.ToString(CultureInfo.InvariantCulture);
     }
 
     /// <summary>Runs <c>python3 -c script args</c> to its end (bounded); returns its exit code, stdout and stderr.</summary>

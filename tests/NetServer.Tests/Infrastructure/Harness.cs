@@ -513,13 +513,17 @@ public static class Wait
     public static readonly TimeSpan Default = TimeSpan.FromSeconds(15);
 
     /// <summary>Polls <paramref name="condition"/> until it holds; fails the test with <paramref name="what"/> after the timeout.</summary>
-    public static async Task UntilAsync(Func<bool> condition, string what, TimeSpan? timeout = null)
+    public static Task UntilAsync(Func<bool> condition, string what, TimeSpan? timeout = null) =>
+        UntilAsync(condition, () => what, timeout);
+
+    /// <summary>As <see cref="UntilAsync(Func{bool}, string, TimeSpan?)"/>, with a description made at the timeout (so it can show the state then).</summary>
+    public static async Task UntilAsync(Func<bool> condition, Func<string> what, TimeSpan? timeout = null)
     {
         var limit = DateTime.UtcNow + (timeout ?? Default);
         while (!condition())
         {
             if (DateTime.UtcNow > limit)
-                Assert.Fail($"Timed out waiting for: {what}");
+                Assert.Fail($"Timed out waiting for: {what()}");
             await Task.Delay(5);
         }
     }

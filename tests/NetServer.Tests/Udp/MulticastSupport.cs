@@ -86,8 +86,8 @@ internal sealed class MulticastRoute
     }
 
     /// <summary>A server in <paramref name="io"/> that multicasts on this path (bound to <see cref="SenderAddress"/> port 0, TTL 0, the path's interface).</summary>
-    public ProbeUdpServer Sender(BufferPool pool, UdpIo io, UdpProbe? probe = null) =>
-        new(new IPEndPoint(SenderAddress, 0), pool, probe)
+    public ProbeUdpServer Sender(BufferPool pool, UdpIo io, UdpProbe? probe = null, IPAddress? address = null) =>
+        new(new IPEndPoint(address ?? SenderAddress, 0), pool, probe)
         {
             Io = io,
             OptionMulticastTimeToLive = 0,

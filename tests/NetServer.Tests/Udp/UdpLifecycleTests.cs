@@ -109,7 +109,9 @@ public class UdpLifecycleTests
         Assert.True(server.Start());
         await using (var traffic = new Traffic(server, server.Endpoint))
         {
-            await Wait.UntilAsync(() => server.DatagramsReceived > 500 && server.DatagramsSent > 500, "traffic both ways");
+            await Wait.UntilAsync(
+                () => server.DatagramsReceived > 500 && server.DatagramsSent > 500,
+                () => $"traffic both ways (received {server.DatagramsReceived}, sent {server.DatagramsSent}, pending {server.BytesPending} B, errors: {server.Probe.Errors.Count} of {string.Join(", ", server.Probe.Errors.Distinct())})");
             var took = await TimeAsync(how switch
             {
                 ServerShutdown.Stop => () => HarnessExtensions.RunBlocking(server.Stop),
@@ -149,12 +151,13 @@ public class UdpLifecycleTests
         var client = new ProbeUdpClient(server.Endpoint, pool) { Io = io, OptionAutoReceive = true };
         client.Probe.KeepDatagrams = false;
         Assert.True(client.Connect());
+        var local = client.LocalEndpoint; // read once: the probe asks the socket, which the shutdown disposes
         var flood = Task.Run(async () =>
         {
             var data = new byte[64];
             for (var i = 0; client.IsConnected; i++)
             {
-                server.Socket.SendTo(data, client.LocalEndpoint);
+                server.Socket.SendTo(data, local);
                 if (i % 16 == 0)
                     await Task.Yield();
             }
@@ -169,7 +172,9 @@ public class UdpLifecycleTests
             }
         });
 
-        await Wait.UntilAsync(() => client.DatagramsReceived > 500 && client.DatagramsSent > 500, "traffic both ways");
+        await Wait.UntilAsync(
+            () => client.DatagramsReceived > 500 && client.DatagramsSent > 500,
+            () => $"traffic both ways (received {client.DatagramsReceived}, sent {client.DatagramsSent}, pending {client.BytesPending} B, errors: {client.Probe.Errors.Count} of {string.Join(", ", client.Probe.Errors.Distinct())})");
         var took = await TimeAsync(how switch
         {
             ClientShutdown.Disconnect => () => HarnessExtensions.RunBlocking(client.Disconnect),
@@ -256,7 +261,7 @@ public class UdpLifecycleTests
     public async Task Restart_rebinds_the_same_port_resets_the_counters_and_serves_again(UdpIo io)
     {
         var pool = new LeakCheckingBufferPool();
-        await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io })
+        await using (var server = new ProbeUdpServer(UdpTest.RebindableLoopback(), pool) { Io = io })
         {
             server.Probe.Echo();
             Assert.True(server.Start());

@@ -185,7 +185,7 @@ public class UdpMulticastTests
             client.OptionAutoReceive = true;
             Assert.True(client.Connect());
             client.JoinMulticastGroup(group);
-            await using var server = route.Sender(pool, io);
+            await using var server = route.Sender(pool, io, address: UdpTest.RebindableLoopback().Address); // Restart binds its port again
             Assert.True(server.Start(group.ToString(), client.LocalEndpoint.Port));
             Assert.Equal(1, server.Multicast("1"));
             Assert.True(server.Restart());

@@ -384,6 +384,14 @@ internal static class UdpTest
         new(family == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, 0);
 
     /// <summary>
+    /// A random address of 127.0.0.0/8 other than 127.0.0.1, port 0: for a socket that must bind its
+    /// port again after a Stop. Between the two binds the port is free, and the tests running
+    /// meanwhile bind hundreds of sockets to 127.0.0.1 port 0; on another loopback address none of
+    /// them can take it.
+    /// </summary>
+    public static IPEndPoint RebindableLoopback() => new(new IPAddress(new byte[] { 127, (byte)Random.Shared.Next(1, 255), (byte)Random.Shared.Next(0, 256), (byte)Random.Shared.Next(1, 255) }), 0);
+
+    /// <summary>
     /// How many small datagrams (under 1 KiB) may be on their way to <paramref name="receiver"/>
     /// without the kernel dropping any: each one costs its payload plus about 1 KiB of socket buffer
     /// bookkeeping, and half of the buffer is kept spare. Tests that must not lose datagrams never
