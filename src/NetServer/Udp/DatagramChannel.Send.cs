@@ -36,13 +36,19 @@ internal enum DatagramSendStatus
 /// nothing is queued, the sender's own thread hands its datagram to the kernel (with
 /// <c>OptionDedicatedThread</c>, by a blocking call straight from the caller's bytes). Otherwise the
 /// datagram is copied into the bounded queue and the one active <em>flusher</em> (the thread that
-/// found the queue idle, or the completion of its pending send) sends it in turn. OnSent and the
+/// found the queue idle, the completion of its pending send, or, after 64 datagrams in a row, a
+/// thread-pool work item it hands the role to) sends it in turn. OnSent and the
 /// OnError of a failed datagram run only on the flusher, so a send made from them only queues:
 /// there is no recursion. A datagram that fails (a bad endpoint, too large, unreachable) is
 /// reported and dropped; the next one goes on.
 /// </summary>
 internal sealed partial class DatagramChannel
 {
+    /// <summary>Datagrams one run of the flusher sends in a row before it lets the thread pool's other work run (asynchronous mode).</summary>
+    private const int FlushBurst = 64;
+
+    private static readonly Action<object?> s_flushLoop = static state => ((DatagramChannel)state!).FlushLoop();
+
     private readonly object _sendLock = new();
     private readonly DatagramQueue _queue;
     private Queue<SendWaiter>? _waiters; // senders parked for room, in arrival order
@@ -151,6 +157,7 @@ internal sealed partial class DatagramChannel
     /// </summary>
     private void FlushLoop()
     {
+        var burst = 0;
         while (TakeNext(out var datagram))
         {
             if (_dedicatedThread)
@@ -167,6 +174,15 @@ internal sealed partial class DatagramChannel
             }
 
             Done(datagram, send.Result); // completed: Result does not block
+            if (++burst == FlushBurst)
+            {
+                // The kernel rarely makes a UDP sender wait (never on loopback), so senders that
+                // refill the queue as fast as it drains would keep this thread for good, and on a
+                // small machine starve the pool's other work, this socket's receives among it. The
+                // flusher role moves on to a work item at the back of the pool's queue instead.
+                ThreadPoolScheduler.Schedule(s_flushLoop, this);
+                return;
+            }
         }
     }
 
