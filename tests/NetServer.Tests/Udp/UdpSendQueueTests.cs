@@ -389,10 +389,8 @@ public class UdpSendQueueTests
         {
             Assert.True(server.Start());
             var receiving = receiver.ReceiveManyAsync(total);
-            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            await SendTogetherAsync(threads, async t =>
             {
-                await go.Task;
                 var scratch = new byte[4096];
                 for (var i = 0; i < perThread; i++)
                 {
@@ -419,9 +417,7 @@ public class UdpSendQueueTests
                             break;
                     }
                 }
-            })).ToArray();
-            go.SetResult();
-            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+            });
 
             var got = await receiving;
             var ids = got.Select(d =>
@@ -460,15 +456,11 @@ public class UdpSendQueueTests
         {
             Assert.True(server.Start());
             var receiving = receiver.ReceiveManyAsync(total);
-            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            await SendTogetherAsync(threads, async t =>
             {
-                await go.Task;
                 for (var i = 0; i < perThread; i++)
                     Assert.True(await server.SendAsync(receiver.Endpoint, UdpTest.Datagram((t * 1000) + i, 100 + ((i * 7) % 200)).AsMemory()));
-            })).ToArray();
-            go.SetResult();
-            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+            });
 
             var ids = (await receiving).Select(d => UdpTest.IdOf(d)).Order();
             Assert.Equal(Enumerable.Range(0, threads).SelectMany(t => Enumerable.Range(t * 1000, perThread)), ids);
@@ -493,10 +485,8 @@ public class UdpSendQueueTests
         await using (var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionSendBufferLimit = 512 })
         {
             Assert.True(server.Start());
-            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+            await SendTogetherAsync(threads, t =>
             {
-                await go.Task;
                 for (var i = 0; i < perThread; i++)
                 {
                     var id = (t * 1000) + i;
@@ -505,9 +495,9 @@ public class UdpSendQueueTests
                     else
                         Interlocked.Increment(ref refused);
                 }
-            })).ToArray();
-            go.SetResult();
-            await Task.WhenAll(senders).WaitAsync(Wait.Default);
+
+                return Task.CompletedTask;
+            });
 
             var got = await receiver.ReceiveManyAsync(accepted.Count);
             Assert.Equal(accepted.Order(), got.Select(d => UdpTest.IdOf(d)).Order());
@@ -550,5 +540,18 @@ public class UdpSendQueueTests
         }
 
         await pool.AssertAllReturnedAsync();
+    }
+
+    /// <summary>Runs <paramref name="threads"/> senders on the pool, released at once so they contend; bounded.</summary>
+    private static async Task SendTogetherAsync(int threads, Func<int, Task> sender)
+    {
+        var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var senders = Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+        {
+            await go.Task;
+            await sender(t);
+        })).ToArray();
+        go.SetResult();
+        await Task.WhenAll(senders).WaitAsync(Wait.Default);
     }
 }
