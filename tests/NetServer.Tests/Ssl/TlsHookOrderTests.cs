@@ -82,7 +82,7 @@ public class TlsHookOrderTests
         };
         Assert.True(harness.Start());
 
-        var clientProbe = new Probe();
+        var clientProbe = new Probe { RecordHandshakes = true };
         var received = new MemoryStream();
         clientProbe.Received = (_, buffer, offset, size) =>
         {
@@ -90,7 +90,9 @@ public class TlsHookOrderTests
                 received.Write(buffer, (int)offset, (int)size);
         };
         using var client = harness.CreateClient(clientProbe);
-        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
+        Assert.True(
+            await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default),
+            $"The client's connect failed; its hooks: {string.Join(", ", clientProbe.Events)}; closed with {client.DisconnectReason}: {client.DisconnectException}");
         Assert.Equal(DisconnectReason.PeerClosed, await clientProbe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
         lock (received)
             Assert.Equal(farewell, received.ToArray());
