@@ -184,7 +184,8 @@ public abstract class StreamClient : StreamConnection
 
     /// <summary>
     /// A new connection (created held): OnConnected, then <see cref="Connection.Open"/> (a secure
-    /// connection's handshake, OnEmpty through the flusher, optionally the receive loop).
+    /// connection's handshake, OnEmpty through the flusher, optionally the receive loop). Returns
+    /// whether the connection was still open when OnConnected had returned.
     /// </summary>
     private bool Established(Connection connection, bool startReceiving)
     {
@@ -205,8 +206,12 @@ public abstract class StreamClient : StreamConnection
                 CallbackScope.Exit();
             }
 
+            // Whether the connection survived OnConnected, read before Open: once Open has started
+            // the receive loop (or the handshake), a peer that answers and closes at once could close
+            // it before this line, and a connect that succeeded would be reported as failed.
+            var open = connection.IsOpen;
             connection.Open(startReceiving);
-            return connection.IsOpen;
+            return open;
         }
         finally
         {

@@ -252,6 +252,39 @@ public class ClientTests
     }
 
     [Fact]
+    public async Task ConnectAsync_is_true_for_a_connect_that_succeeded_however_fast_the_server_then_closes()
+    {
+        // A server that greets and closes at once: the client may receive the greeting and the end
+        // before ConnectAsync's own code runs on. The connect still succeeded.
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(64);
+        using var stop = new CancellationTokenSource();
+        var serving = Task.Run(async () =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                using var accepted = await listener.AcceptAsync(stop.Token);
+                await accepted.SendAsync("bye"u8.ToArray(), SocketFlags.None);
+                accepted.Shutdown(SocketShutdown.Send);
+            }
+        });
+
+        for (var i = 0; i < 200; i++)
+        {
+            var probe = new Probe();
+            using var client = new ProbeTcpClient((IPEndPoint)listener.LocalEndPoint!, probe);
+            Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout), $"Connect {i} reported failure: {string.Join(", ", probe.Events)}.");
+            Assert.Equal(DisconnectReason.PeerClosed, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+            Assert.Equal(3, probe.ReceivedBytes);
+        }
+
+        await stop.CancelAsync();
+        listener.Close();
+        await Assert.ThrowsAnyAsync<Exception>(() => serving).WaitAsync(s_timeout);
+    }
+
+    [Fact]
     public async Task ConnectAsync_cancelled_from_OnConnecting_throws_OperationCanceledException()
     {
         await using var harness = new ServerHarness(TransportKind.Tcp);
