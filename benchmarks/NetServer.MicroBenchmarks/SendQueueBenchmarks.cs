@@ -2,7 +2,7 @@ using System;
 using System.Collections.Generic;
 using BenchmarkDotNet.Attributes;
 using NetServer.Buffers;
-using NetServer.Tcp;
+using NetServer.Streams;
 
 namespace NetServer.MicroBenchmarks;
 

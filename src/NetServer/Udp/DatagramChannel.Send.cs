@@ -4,7 +4,7 @@ using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Internal;
-using NetServer.Tcp;
+using NetServer.Streams;
 using NetServer.Transport;
 
 namespace NetServer.Udp;

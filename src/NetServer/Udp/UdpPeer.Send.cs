@@ -5,7 +5,7 @@ using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Internal;
-using NetServer.Tcp;
+using NetServer.Streams;
 using NetServer.Udp;
 
 namespace NetServer;

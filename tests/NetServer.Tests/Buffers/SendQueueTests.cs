@@ -4,7 +4,7 @@ using System.IO;
 using System.Linq;
 using System.Threading.Tasks;
 using NetServer.Buffers;
-using NetServer.Tcp;
+using NetServer.Streams;
 using NetServer.Tests.Infrastructure;
 using Xunit;
 

@@ -1,10 +1,10 @@
+using NetServer.Streams;
 using System;
 using System.IO;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Threading.Tasks;
-using NetServer.Transport;
 
 namespace NetServer.Tests.Infrastructure;
 

@@ -1,10 +1,10 @@
+using NetServer.Tls;
 using System;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
-using NetServer.Transport;
 using Xunit;
 
 namespace NetServer.Tests.Ssl;

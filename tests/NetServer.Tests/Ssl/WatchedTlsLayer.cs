@@ -1,10 +1,11 @@
+using NetServer.Streams;
+using NetServer.Tls;
 using System;
 using System.IO;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
-using NetServer.Transport;
 
 namespace NetServer.Tests.Ssl;
 

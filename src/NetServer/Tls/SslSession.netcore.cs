@@ -1,6 +1,7 @@
+using NetServer.Streams;
 using System;
 using System.Net.Security;
-using NetServer.Transport;
+using NetServer.Tls;
 
 namespace NetServer;
 

@@ -4,8 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Tcp;
-using NetServer.Transport;
+using NetServer.Streams;
 
 namespace NetServer;
 

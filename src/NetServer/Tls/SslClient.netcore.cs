@@ -1,8 +1,9 @@
+using NetServer.Streams;
 using System;
 using System.Net;
 using System.Net.Security;
 using NetServer.Internal;
-using NetServer.Transport;
+using NetServer.Tls;
 
 namespace NetServer;
 

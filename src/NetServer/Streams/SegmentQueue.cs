@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>A FIFO of <see cref="SendSegment"/> on a ring array that is reused, not reallocated per send.</summary>
 internal sealed class SegmentQueue

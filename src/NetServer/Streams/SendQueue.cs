@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using NetServer.Buffers;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// The bytes a connection has accepted for sending and not yet handed to the kernel, in two parts:

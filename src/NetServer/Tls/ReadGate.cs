@@ -1,6 +1,6 @@
 using System;
 
-namespace NetServer.Transport;
+namespace NetServer.Tls;
 
 /// <summary>
 /// Lets a secure layer's shutdown (TLS close_notify) run only at a moment when none of the layer's

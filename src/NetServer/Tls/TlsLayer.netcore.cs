@@ -1,3 +1,4 @@
+using NetServer.Streams;
 using System;
 using System.IO;
 using System.Net.Security;
@@ -5,7 +6,7 @@ using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace NetServer.Transport;
+namespace NetServer.Tls;
 
 /// <summary>TLS over a connection: an <see cref="SslStream"/> over the socket, set up from an <see cref="SslContext"/>.</summary>
 internal sealed class TlsLayer : SecureLayer

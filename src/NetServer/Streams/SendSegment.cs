@@ -1,7 +1,7 @@
 using System;
 using NetServer.Buffers;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// Bytes waiting in a send queue. A segment owns what it points into: either a pooled chunk

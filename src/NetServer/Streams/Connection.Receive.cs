@@ -6,7 +6,7 @@ using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Transport;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// The receive side: one loop per connection, so OnReceived never runs concurrently with itself

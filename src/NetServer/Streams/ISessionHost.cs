@@ -1,6 +1,6 @@
 using NetServer.Buffers;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>What a session needs from the server that accepted it (implemented by <see cref="StreamServer{TSession}"/>).</summary>
 internal interface ISessionHost

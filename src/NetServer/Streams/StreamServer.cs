@@ -8,7 +8,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Tcp;
+using NetServer.Streams;
 using NetServer.Transport;
 
 namespace NetServer;

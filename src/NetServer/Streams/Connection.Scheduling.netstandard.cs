@@ -1,6 +1,6 @@
 using System.Threading;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 internal sealed partial class Connection
 {

@@ -4,7 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// A sender parked until the send queue has room (<see cref="IsFlush"/> false: its bytes are

@@ -5,7 +5,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Tcp;
+using NetServer.Streams;
 
 namespace NetServer;
 

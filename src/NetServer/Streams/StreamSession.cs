@@ -1,4 +1,4 @@
-using NetServer.Tcp;
+using NetServer.Streams;
 
 namespace NetServer;
 

@@ -1,3 +1,4 @@
+using NetServer.Tls;
 using System;
 using System.IO;
 using System.Net.Sockets;
@@ -7,7 +8,7 @@ using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Transport;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// The same engine over a secure layer (TLS). Plain connections and secure ones share the

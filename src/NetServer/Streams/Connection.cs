@@ -1,12 +1,12 @@
+using NetServer.Tls;
 using System;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Transport;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// The engine behind one connected stream socket (TCP or Unix domain), from attach to close:

@@ -5,7 +5,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
 
-namespace NetServer.Transport;
+namespace NetServer.Tls;
 
 /// <summary>
 /// The transport stream under a secure layer (the socket's <see cref="System.Net.Sockets.NetworkStream"/> under the

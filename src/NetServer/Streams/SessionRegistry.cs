@@ -1,7 +1,7 @@
 using System;
 using System.Threading;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>
 /// The sessions a multicast goes to: an array of slots that readers walk without a lock or an

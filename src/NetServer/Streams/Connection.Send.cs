@@ -6,7 +6,7 @@ using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Transport;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 /// <summary>How a send that finds the queue idle gets its bytes to the kernel.</summary>
 internal enum SendMode

@@ -1,6 +1,6 @@
 using System.Threading;
 
-namespace NetServer.Tcp;
+namespace NetServer.Streams;
 
 // The connection is its own thread-pool work item: scheduling a flush allocates nothing.
 // Only the holder of the flusher role schedules, so the item is never queued twice at once.

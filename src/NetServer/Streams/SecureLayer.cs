@@ -1,10 +1,11 @@
+using NetServer.Tls;
 using System;
 using System.IO;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace NetServer.Transport;
+namespace NetServer.Streams;
 
 /// <summary>
 /// A layer that a connection runs over its socket after a handshake (TLS). Plain TCP and Unix
