@@ -1,21 +1,76 @@
 using System;
+using NetServer.Streams;
 
 namespace NetServer.Internal;
 
 /// <summary>
-/// Marks the threads that are running a user hook (<c>On*</c>). Blocking calls such as
-/// <c>Disconnect()</c>, <c>Stop()</c> and the synchronous <c>Send</c> wait for the engine only
-/// when they are not made from inside a hook: a hook that waited for another connection's hook
-/// could form a cycle, so from a hook they start the work and return at once.
+/// Marks the threads that are running a user hook (<c>On*</c>), and which connection's hook the
+/// outermost one is.
 /// </summary>
+/// <remarks>
+/// <para>Blocking calls such as <c>Disconnect()</c>, <c>Stop()</c> and the synchronous <c>Send</c>
+/// wait for the engine only when they are not made from inside a hook: a hook that waited for
+/// another connection's hook could form a cycle, so from a hook they start the work and return at
+/// once.</para>
+/// <para>Sends a connection makes during its own hook are gathered: the first one that finds the
+/// send queue idle takes the flusher role without sending (the connection is <em>corked</em>), the
+/// ones after it only append, and everything goes out in one socket write when the outermost hook
+/// returns (see <see cref="Exit"/>). A hook answering many small messages one send each then costs
+/// one system call, not one per message. Only the connection whose hook runs is corked: a send to
+/// another connection still goes out at once, so a hook that waits for that one's answer cannot
+/// deadlock on its own corked bytes.</para>
+/// </remarks>
 internal static class CallbackScope
 {
     [ThreadStatic]
     private static int t_depth;
 
+    [ThreadStatic]
+    private static Connection? t_owner; // whose hook the outermost scope runs (null: a server hook)
+
+    [ThreadStatic]
+    private static bool t_corked;      // the owner took the flusher role to gather this hook's sends
+
     public static bool IsActive => t_depth != 0;
 
-    public static void Enter() => t_depth++;
+    /// <summary>Enters a hook that belongs to no single connection (a server hook, a timer).</summary>
+    public static void Enter() => Enter(null);
 
-    public static void Exit() => t_depth--;
+    /// <summary>Enters a hook of <paramref name="owner"/>: its sends made inside are gathered.</summary>
+    public static void Enter(Connection? owner)
+    {
+        if (t_depth++ == 0)
+            t_owner = owner;
+    }
+
+    /// <summary>Leaves a hook; the outermost exit sends what the owner's hook gathered.</summary>
+    public static void Exit()
+    {
+        if (t_depth == 1 && t_corked)
+        {
+            // Still inside (depth 1) while flushing: OnSent/OnEmpty raised by the flush nest
+            // normally, and sends they make on the owner only append to the queue being sent.
+            t_corked = false;
+            try
+            {
+                t_owner!.Uncork();
+            }
+            finally
+            {
+                t_owner = null;
+                t_depth = 0;
+            }
+
+            return;
+        }
+
+        if (--t_depth == 0)
+            t_owner = null;
+    }
+
+    /// <summary>True when the current thread runs a hook of <paramref name="connection"/> (directly or nested).</summary>
+    public static bool IsGathering(Connection connection) => t_depth != 0 && ReferenceEquals(t_owner, connection);
+
+    /// <summary>The owner took the flusher role to gather; the outermost exit uncorks it.</summary>
+    public static void MarkCorked() => t_corked = true;
 }

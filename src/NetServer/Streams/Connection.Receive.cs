@@ -1,9 +1,9 @@
 using System;
+using System.IO;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
-using NetServer.Internal;
 using NetServer.Transport;
 
 namespace NetServer.Streams;
@@ -14,15 +14,30 @@ namespace NetServer.Streams;
 /// buffer; a busy one reads straight into a pooled buffer that grows (doubling, up to the
 /// receive limit) while reads fill it and shrinks back when they stop doing so.
 /// </summary>
+/// <remarks>
+/// <para><b>Retained input.</b> The handler (a protocol) says how many of the delivered bytes it
+/// consumed; the rest stays in the receive buffer and is delivered again, in front of the next
+/// bytes read. The buffer never grows past the receive limit: input that would need more (a frame
+/// larger than the limit) closes the connection with <see cref="DisconnectReason.ReceiveBufferFull"/>.</para>
+/// <para><b>Pause and resume.</b> While paused, by the application or because too much waits in
+/// the send queue (see <see cref="StreamConnection.OptionSendHighWaterMark"/>), the loop reads
+/// nothing: it parks, holding no thread, and TCP flow control slows the peer down. Bytes read
+/// just before a pause stay retained and are delivered on resume, first.</para>
+/// </remarks>
 internal sealed partial class Connection
 {
     /// <summary>Largest read when no receive limit is set.</summary>
     internal const int DefaultMaxReadSize = 64 * 1024;
 
+    private const int PausedByApplication = 1;
+    private const int PausedBySendBacklog = 2;
+
     private readonly PooledBuffer _receiveBuffer;
     private SocketAwaitableEventArgs? _receiver;
-    private int _receiving;
-    private int _readSize;
+    private volatile bool _reads; // a receive loop runs (or will): it can read the peer's end of stream
+    private int _receiving;       // a loop runs (or the blocking receive): only one reads at a time
+    private int _pause;           // PausedBy* flags; the send-backlog flag changes only under the send lock
+    private int _readSize;        // 0 until the first loop starts
     private int _minReadSize;
 
     /// <summary>
@@ -32,15 +47,66 @@ internal sealed partial class Connection
     public void StartReceiving()
     {
         _reads = true;
-        if (!MayReceive() || Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
-            return;
+        if (MayReceive())
+            TryStartLoop();
+    }
+
+    /// <summary>True while the application or the send backlog holds receiving.</summary>
+    public bool IsReceivePaused => Volatile.Read(ref _pause) != 0;
+
+    /// <summary>Stops reading after the current delivery until <see cref="ResumeReceiving"/>.</summary>
+    public void PauseReceiving() => SetPause(PausedByApplication);
+
+    /// <summary>Reads again; retained bytes are delivered first.</summary>
+    public void ResumeReceiving()
+    {
+        if (ClearPause(PausedByApplication) == 0 && _reads && MayReceive())
+            TryStartLoop();
+    }
+
+    /// <summary>A graceful close must read the peer's end even if receiving is paused.</summary>
+    private void ResumeForClose()
+    {
+        if (_reads && MayReceive())
+            TryStartLoop();
+    }
+
+    private void SetPause(int flag)
+    {
+        int current;
+        do
+        {
+            current = Volatile.Read(ref _pause);
+        }
+        while (Interlocked.CompareExchange(ref _pause, current | flag, current) != current);
+    }
+
+    /// <summary>Clears <paramref name="flag"/>; returns the flags left.</summary>
+    private int ClearPause(int flag)
+    {
+        int current;
+        do
+        {
+            current = Volatile.Read(ref _pause);
+        }
+        while (Interlocked.CompareExchange(ref _pause, current & ~flag, current) != current);
+        return current & ~flag;
+    }
+
+    private void TryStartLoop()
+    {
+        if (IsOpen && Volatile.Read(ref _pause) != 0)
+            return; // the resume starts it
+        if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
+            return; // it runs (a parking loop re-checks the pause after letting go)
         if (!IsReadable || !TryAddReference())
         {
             Volatile.Write(ref _receiving, 0);
             return;
         }
 
-        ConfigureReadSize();
+        if (_readSize == 0)
+            ConfigureReadSize();
         _ = _stream is { } stream ? StreamReceiveLoopAsync(stream) : ReceiveLoopAsync();
     }
 
@@ -62,10 +128,21 @@ internal sealed partial class Connection
         // Read at once: a new connection often has data waiting. While a graceful close is under
         // way the loop goes on reading, and discards, until the peer ends its side.
         var waitFirst = false;
+        var parked = false;
         try
         {
+            if (!RedeliverRetained())
+                return;
             while (IsReadable)
             {
+                if (ShouldPark())
+                {
+                    parked = Park();
+                    if (parked || !RedeliverRetained())
+                        return;
+                    continue;
+                }
+
                 if (waitFirst)
                 {
                     var waited = await (_receiver ??= new SocketAwaitableEventArgs()).WaitForDataAsync(_socket).ConfigureAwait(false);
@@ -75,11 +152,12 @@ internal sealed partial class Connection
                         break;
                     }
 
-                    if (!IsReadable)
-                        break;
+                    waitFirst = false;
+                    continue; // a pause may have come while waiting
                 }
 
-                _receiveBuffer.TryGetWritable(_readSize, out var free);
+                if (!TryGetWritableSpace(out var free))
+                    break;
                 var received = SocketIO.TryReceive(_socket, free.Array!, free.Offset, free.Count, out var error);
                 if (error == SocketError.WouldBlock)
                 {
@@ -94,7 +172,7 @@ internal sealed partial class Connection
                     break;
                 }
 
-                var next = Delivered(received, free);
+                var next = Delivered(received, free.Count);
                 if (next == ReadNext.Stop)
                     break;
                 waitFirst = next == ReadNext.Wait;
@@ -102,7 +180,8 @@ internal sealed partial class Connection
         }
         finally
         {
-            Volatile.Write(ref _receiving, 0);
+            if (!parked)
+                Volatile.Write(ref _receiving, 0);
             ReleaseReference();
         }
     }
@@ -113,7 +192,7 @@ internal sealed partial class Connection
         /// <summary>The connection is ending: leave the loop.</summary>
         Stop,
 
-        /// <summary>The read filled the buffer: read again at once.</summary>
+        /// <summary>The read filled the buffer (or a pause came): look again at once.</summary>
         Read,
 
         /// <summary>The transport is probably drained: wait for data (holding no buffer) before reading.</summary>
@@ -121,14 +200,29 @@ internal sealed partial class Connection
     }
 
     /// <summary>
-    /// Handles the result of a read of <paramref name="received"/> bytes into <paramref name="free"/>,
-    /// whatever the transport: the peer's end of stream, statistics, OnReceived, the read size.
+    /// The free space to read into: behind the retained bytes, at most the read size, never past
+    /// the limit. False (the connection is closed) when retained input already fills the limit.
     /// </summary>
-    private ReadNext Delivered(int received, ArraySegment<byte> free)
+    private bool TryGetWritableSpace(out ArraySegment<byte> free)
+    {
+        var room = _receiveBuffer.Limit - _receiveBuffer.Length;
+        if (room > 0 && _receiveBuffer.TryGetWritable(Math.Min(_readSize, room), out free))
+            return true;
+        free = default;
+        return InputTooLarge();
+    }
+
+    /// <summary>
+    /// Handles a read of <paramref name="received"/> bytes into the space <see cref="TryGetWritableSpace"/>
+    /// offered (<paramref name="offered"/> bytes), whatever the transport: the peer's end of stream,
+    /// statistics, delivery (unless paused), the read size.
+    /// </summary>
+    private ReadNext Delivered(int received, int offered)
     {
         if (received == 0)
         {
             // The peer finished sending: flush what we still owe it, then close.
+            _receiveBuffer.Consume(_receiveBuffer.Length);
             _receiveBuffer.Release();
             Interlocked.Exchange(ref _peerEnded, 1);
             if (!Close(DisconnectReason.PeerClosed))
@@ -137,13 +231,86 @@ internal sealed partial class Connection
         }
 
         _owner.CountReceived(received);
-        if (IsOpen && !RaiseReceived(free.Array!, free.Offset, received))
+        NoteActivity();
+        _receiveBuffer.Advance(received);
+        if (!IsOpen)
+            _receiveBuffer.Consume(_receiveBuffer.Length); // closing: read only to find the peer's end
+        else if (Volatile.Read(ref _pause) != 0)
+            return ReadNext.Read; // kept for the resume; the loop parks
+        else if (!Deliver())
             return ReadNext.Stop;
 
-        if (!AdaptReadSize(received, free.Count))
+        if (!AdaptReadSize(received, offered))
             return ReadNext.Read;
-        _receiveBuffer.Release();
+        _receiveBuffer.Release(); // only when nothing is retained
         return ReadNext.Wait;
+    }
+
+    /// <summary>
+    /// Hands the buffered bytes to the handler; keeps what it did not consume. A protocol switch
+    /// inside the handler (an upgrade) hands the rest to the new protocol at once. Returns false
+    /// when the connection is ending.
+    /// </summary>
+    private bool Deliver()
+    {
+        while (true)
+        {
+            var protocol = _owner.Protocol;
+            var bytes = _receiveBuffer.WrittenSegment;
+            var consumed = RaiseReceived(bytes.Array!, bytes.Offset, bytes.Count);
+            if (consumed < 0)
+                return false;
+            _receiveBuffer.Consume(consumed);
+            if (!IsOpen)
+            {
+                _receiveBuffer.Consume(_receiveBuffer.Length);
+                return true;
+            }
+
+            if (_receiveBuffer.Length == 0 || Volatile.Read(ref _pause) != 0)
+                return true;
+            if (ReferenceEquals(protocol, _owner.Protocol))
+                return _receiveBuffer.Length < _receiveBuffer.Limit || InputTooLarge();
+        }
+    }
+
+    /// <summary>The handler needs more input at once than the receive limit allows: close with a clear reason.</summary>
+    private bool InputTooLarge()
+    {
+        var limit = _receiveBuffer.Limit;
+        _receiveBuffer.Consume(_receiveBuffer.Length);
+        RaiseError(SocketError.MessageSize);
+        Abort(DisconnectReason.ReceiveBufferFull, new InvalidDataException(
+            $"The protocol consumed none of {limit} buffered bytes: its next unit of input is larger than the receive limit (OptionReceiveBufferLimit = {limit} bytes)."));
+        return false;
+    }
+
+    /// <summary>Delivers retained bytes before reading again (after a resume); false when the connection is ending.</summary>
+    private bool RedeliverRetained() => _receiveBuffer.Length == 0 || !IsOpen || Volatile.Read(ref _pause) != 0 || Deliver();
+
+    /// <summary>Whether the loop must stop reading now: paused by the application, or too much waits to be sent.</summary>
+    private bool ShouldPark()
+    {
+        if (!IsOpen)
+            return false; // a closing connection reads on to find the peer's end
+        var highWater = _owner.EffectiveHighWaterMark;
+        if (highWater > 0 && Volatile.Read(ref _bytesPending) >= highWater)
+            PauseForSendBacklog(highWater);
+        return Volatile.Read(ref _pause) != 0;
+    }
+
+    /// <summary>
+    /// Lets go of the loop while paused. Returns true when the loop must end (the resume starts a
+    /// new one), false when a resume came meanwhile and this loop may go on.
+    /// </summary>
+    private bool Park()
+    {
+        _receiveBuffer.Release(); // only when nothing is retained
+        Volatile.Write(ref _receiving, 0);
+        Interlocked.MemoryBarrier();
+        if (IsOpen && Volatile.Read(ref _pause) != 0)
+            return true;
+        return Interlocked.CompareExchange(ref _receiving, 1, 0) != 0;
     }
 
     /// <summary>
@@ -162,83 +329,5 @@ internal sealed partial class Connection
         if (received <= _readSize / 4 && _readSize > _minReadSize)
             _readSize = Math.Max(_readSize / 2, _minReadSize);
         return true;
-    }
-
-    /// <summary>
-    /// The compatible blocking receive: waits for data (up to <paramref name="timeoutMilliseconds"/>,
-    /// 0 = no limit), copies it into the caller's buffer and raises OnReceived on the caller's thread.
-    /// Not allowed while the receive loop runs (the two would race for the same bytes).
-    /// </summary>
-    public int ReceiveBlocking(byte[] buffer, int offset, int count, int timeoutMilliseconds)
-    {
-        if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
-            ThrowHelper.ThrowInvalidOperation("Receive() cannot be used while the asynchronous receive loop runs; handle data in OnReceived instead.");
-        if (!TryAddReference())
-        {
-            Volatile.Write(ref _receiving, 0);
-            return 0;
-        }
-
-        try
-        {
-            if (_layer is not null)
-                return IsOpen && _stream is { } stream ? ReceiveFromStream(stream, buffer, offset, count, timeoutMilliseconds) : 0;
-            while (IsOpen)
-            {
-                var received = SocketIO.TryReceive(_socket, buffer, offset, count, out var error);
-                if (error == SocketError.WouldBlock)
-                {
-                    var ready = SocketIO.Poll(_socket, SelectMode.SelectRead, timeoutMilliseconds);
-                    if (ready == SocketError.Success)
-                        continue;
-                    if (ready == SocketError.TimedOut)
-                        return 0;
-                    error = ready;
-                }
-
-                if (error != SocketError.Success)
-                {
-                    Fail(error);
-                    return 0;
-                }
-
-                if (received == 0)
-                {
-                    Close(DisconnectReason.PeerClosed);
-                    return 0;
-                }
-
-                _owner.CountReceived(received);
-                RaiseReceived(buffer, offset, received);
-                return received;
-            }
-
-            return 0;
-        }
-        finally
-        {
-            Volatile.Write(ref _receiving, 0);
-            ReleaseReference();
-        }
-    }
-
-    /// <summary>Runs OnReceived; false if the hook threw (the connection is then closing).</summary>
-    private bool RaiseReceived(byte[] array, int offset, int count)
-    {
-        CallbackScope.Enter();
-        try
-        {
-            _owner.InvokeReceived(array, offset, count);
-            return true;
-        }
-        catch (Exception e)
-        {
-            HandlerFailed(e);
-            return false;
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
     }
 }

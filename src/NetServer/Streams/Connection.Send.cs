@@ -1,17 +1,16 @@
 using System;
+using System.Buffers;
 using System.Collections.Generic;
-using System.Net.Sockets;
 using System.Threading;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 
 /// <summary>How a send that finds the queue idle gets its bytes to the kernel.</summary>
 internal enum SendMode
 {
-    /// <summary>At once, from the caller's thread, without copying (the default).</summary>
+    /// <summary>At once, from the caller's thread, without copying (the default); gathered inside the connection's own hooks.</summary>
     Direct,
 
     /// <summary>Queued; a flusher on the thread pool sends them (multicast).</summary>
@@ -37,42 +36,54 @@ internal enum SendStatus
 /// <summary>
 /// The send side. Any thread may send; the bytes of one send are never split by another's.
 /// When nothing is queued, the sender's own thread hands its bytes straight to the kernel with a
-/// non-blocking send, without copying them. Otherwise the bytes are appended to the queue and the
-/// one active <em>flusher</em> (the thread that found the queue idle, or the completion of its async
-/// send) gathers whatever has accumulated into each send. Hooks of the send side (OnSent, OnEmpty)
+/// non-blocking send, without copying them; inside one of the connection's own hooks it only
+/// queues them instead, and everything the hook sends goes out in one write when it returns (see
+/// <see cref="CallbackScope"/>). Otherwise the bytes are appended to the queue and the one active
+/// <em>flusher</em> (the thread that found the queue idle, or the completion of its async send)
+/// gathers whatever has accumulated into each send. Hooks of the send side (OnSent, OnEmpty)
 /// run only on the flusher, so a send made from those hooks only queues: there is no recursion.
 /// </summary>
 internal sealed partial class Connection
 {
-    private static readonly Action<object?> s_asyncSendCompleted = static state => ((Connection)state!).OnAsyncSendCompleted();
-
-    [ThreadStatic]
-    private static List<ArraySegment<byte>>? t_gather;
+    /// <summary>A hook's gathered sends go out once this many bytes wait, without waiting for the hook to return.</summary>
+    internal const int GatherLimit = 64 * 1024;
 
     private readonly object _sendLock = new();
     private readonly SendQueue _queue;
     private Queue<SendWaiter>? _waiters;      // parked senders, in arrival order
     private Queue<SendWaiter>? _flushWaiters; // callers waiting for a watermark, in watermark order
     private bool _flushing;
+    private bool _corked;      // the flusher role is held by a hook gathering its sends (under the send lock)
     private bool _emptyRaised;
     private long _bytesPending;
     private long _bytesSending;
     private long _queuedTotal;
     private long _sentTotal;
-    private SocketAwaitableEventArgs? _asyncSender;
+
+    /// <summary>Where an admitted send's bytes go.</summary>
+    private enum Route
+    {
+        /// <summary>Appended behind a flusher that is already at work.</summary>
+        Queued,
+
+        /// <summary>Appended; this hook now holds the flusher role and sends when it returns.</summary>
+        Corked,
+
+        /// <summary>Appended; the gathered bytes reached <see cref="GatherLimit"/>: flush now.</summary>
+        FlushNow,
+
+        /// <summary>Appended; a flusher on the thread pool sends it.</summary>
+        Scheduled,
+
+        /// <summary>This thread is the flusher: send straight from the caller's bytes.</summary>
+        Direct,
+    }
 
     /// <summary>Bytes accepted and not yet handed to the kernel (queued and in flight).</summary>
     public long BytesPending => Volatile.Read(ref _bytesPending);
 
     /// <summary>Bytes inside an asynchronous socket send right now.</summary>
     public long BytesSending => Volatile.Read(ref _bytesSending);
-
-    [ThreadStatic]
-    private static byte[]? t_staging;
-
-    private static List<ArraySegment<byte>> Gather => t_gather ??= new List<ArraySegment<byte>>(SendQueue.MaxGather);
-
-    private static byte[] Staging => t_staging ??= new byte[SendQueue.StagingSize];
 
     // --- Entry points ---
 
@@ -93,51 +104,81 @@ internal sealed partial class Connection
     /// </summary>
     public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, SendMode mode, out long watermark)
     {
-        watermark = 0;
+        if (data.IsEmpty)
+            return EmptySend(out watermark);
+
+        Route route;
         lock (_sendLock)
         {
-            if (Volatile.Read(ref _state) != StateOpen)
-                return SendStatus.Closed;
-            if (data.IsEmpty)
-            {
-                watermark = _queuedTotal;
-                return SendStatus.Accepted;
-            }
-
-            if (!HasRoomLocked(data.Length))
-            {
-                if (waiter is null)
-                    return SendStatus.Full;
-                (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
-                return SendStatus.Waiting;
-            }
-
-            AccountQueuedLocked(data.Length);
-            watermark = _queuedTotal;
-            if (_flushing)
-            {
+            var status = AdmitLocked(data.Length, waiter, mode, out route, out watermark);
+            if (status != SendStatus.Accepted)
+                return status;
+            if (route != Route.Direct)
                 Append(data, shared);
-                return SendStatus.Accepted;
-            }
+        }
 
-            // The queue is idle: become the flusher.
-            if (!TryAddReference())
-            {
-                AccountUnsent(-data.Length);
-                return SendStatus.Closed;
-            }
+        if (route == Route.Direct)
+            return SendDirect(data, shared) ? SendStatus.Accepted : SendStatus.Closed;
+        AfterAppend(route);
+        return SendStatus.Accepted;
+    }
 
-            _flushing = true;
-            _emptyRaised = false;
-            if (mode == SendMode.Scheduled)
+    /// <summary>Sends the parts of <paramref name="data"/> as one unit (never interleaved with another send).</summary>
+    public SendStatus Send(in ReadOnlySequence<byte> data)
+    {
+        if (data.IsSingleSegment)
+            return Send(data.First.Span, null, null, SendMode.Direct, out _);
+
+        Route route;
+        lock (_sendLock)
+        {
+            var status = AdmitLocked(data.Length, null, SendMode.Direct, out route, out _);
+            if (status != SendStatus.Accepted)
+                return status;
+            if (route != Route.Direct)
             {
-                Append(data, shared);
-                ScheduleFlush();
-                return SendStatus.Accepted;
+                foreach (var part in data)
+                    _queue.AppendCopy(part.Span, CopyChunkSize());
             }
         }
 
-        return SendDirect(data, shared) ? SendStatus.Accepted : SendStatus.Closed;
+        if (route == Route.Direct)
+            return SendDirect(data) ? SendStatus.Accepted : SendStatus.Closed;
+        AfterAppend(route);
+        return SendStatus.Accepted;
+    }
+
+    /// <summary>
+    /// Sends a <see cref="SendWriter"/>'s message as one unit: its chunks are linked into the queue
+    /// (or sent from) as they are, except a small message into a busy queue, which is copied into
+    /// the queue's current chunk. The writer keeps the chunks the queue did not take.
+    /// </summary>
+    public SendStatus SendWritten(SendWriter writer)
+    {
+        var length = writer.WrittenCount;
+        Route route;
+        lock (_sendLock)
+        {
+            var status = AdmitLocked(length, null, SendMode.Direct, out route, out _);
+            if (status != SendStatus.Accepted)
+                return status;
+            if (route != Route.Direct)
+                AppendWritten(writer);
+        }
+
+        if (route == Route.Direct)
+            return SendDirect(writer) ? SendStatus.Accepted : SendStatus.Closed;
+        AfterAppend(route);
+        return SendStatus.Accepted;
+    }
+
+    private SendStatus EmptySend(out long watermark)
+    {
+        lock (_sendLock)
+        {
+            watermark = _queuedTotal;
+            return Volatile.Read(ref _state) == StateOpen ? SendStatus.Accepted : SendStatus.Closed;
+        }
     }
 
     /// <summary>
@@ -160,7 +201,105 @@ internal sealed partial class Connection
         }
     }
 
-    private bool HasRoomLocked(int length)
+    /// <summary>Bytes handed to the kernel since the connection started (the watermark of <see cref="TryWaitForFlush"/>).</summary>
+    public long SentTotal
+    {
+        get
+        {
+            lock (_sendLock)
+                return _sentTotal;
+        }
+    }
+
+    // --- Admission (under the send lock) ---
+
+    /// <summary>
+    /// Checks the state and the limit, accounts <paramref name="length"/> bytes and decides their
+    /// <paramref name="route"/>; taking the flusher role when the queue is idle.
+    /// </summary>
+    private SendStatus AdmitLocked(long length, SendWaiter? waiter, SendMode mode, out Route route, out long watermark)
+    {
+        route = Route.Queued;
+        watermark = 0;
+        if (Volatile.Read(ref _state) != StateOpen)
+            return SendStatus.Closed;
+        if (!HasRoomLocked(length))
+        {
+            if (waiter is null)
+                return SendStatus.Full;
+            (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+            return SendStatus.Waiting;
+        }
+
+        AccountQueuedLocked(length);
+        watermark = _queuedTotal;
+        if (_flushing)
+        {
+            if (_corked && _queue.PendingBytes + length >= GatherLimit)
+            {
+                _corked = false;
+                route = Route.FlushNow;
+            }
+
+            return SendStatus.Accepted;
+        }
+
+        // The queue is idle: become the flusher.
+        if (!TryAddReference())
+        {
+            AccountQueuedLocked(-length);
+            return SendStatus.Closed;
+        }
+
+        _flushing = true;
+        _emptyRaised = false;
+        if (mode == SendMode.Scheduled)
+        {
+            route = Route.Scheduled;
+        }
+        else if (length < GatherLimit && CallbackScope.IsGathering(this))
+        {
+            _corked = true;
+            route = Route.Corked;
+        }
+        else
+        {
+            route = Route.Direct;
+        }
+
+        return SendStatus.Accepted;
+    }
+
+    private void AfterAppend(Route route)
+    {
+        switch (route)
+        {
+            case Route.Corked:
+                CallbackScope.MarkCorked();
+                break;
+            case Route.FlushNow:
+                FlushLoop();
+                break;
+            case Route.Scheduled:
+                ScheduleFlush();
+                break;
+        }
+    }
+
+    /// <summary>The outermost hook of this connection returned: send what it gathered.</summary>
+    public void Uncork()
+    {
+        lock (_sendLock)
+        {
+            if (!_corked)
+                return; // already flushed at the gather limit
+            _corked = false;
+        }
+
+        FlushLoop();
+    }
+
+    private bool HasRoomLocked(long length)
     {
         // Parked senders go first; a message larger than the limit may go alone into an empty queue.
         if (_waiters is { Count: > 0 } && HasParkedSender())
@@ -180,6 +319,19 @@ internal sealed partial class Connection
         return false;
     }
 
+    /// <summary>Receiving waits while this much is queued (see <see cref="ShouldPark"/>).</summary>
+    private void PauseForSendBacklog(long highWater)
+    {
+        lock (_sendLock)
+        {
+            // Under the send lock, as the resume in CompleteSent: the pause cannot miss the drain.
+            if (_bytesPending >= highWater)
+                SetPause(PausedBySendBacklog);
+        }
+    }
+
+    // --- Appending (under the send lock) ---
+
     /// <summary>
     /// Queues bytes. A shared (multicast) payload is queued by reference, except a small one
     /// into a queue that is already deep: there, copies coalesce into large chunks that go out in
@@ -192,6 +344,26 @@ internal sealed partial class Connection
             _queue.AppendShared(shared);
         else
             _queue.AppendCopy(data, CopyChunkSize());
+    }
+
+    /// <summary>A writer's message: a small one is copied into the queue's chunk, a larger one linked as it is.</summary>
+    private void AppendWritten(SendWriter writer)
+    {
+        if (writer.WrittenCount <= SendWriter.SmallMessage && writer.ChunkCount == 1)
+        {
+            var chunk = writer.Chunk(0, out var count);
+            _queue.AppendCopy(new ReadOnlySpan<byte>(chunk, 0, count), CopyChunkSize());
+            return;
+        }
+
+        for (var i = 0; i < writer.ChunkCount; i++)
+        {
+            var chunk = writer.Chunk(i, out var count);
+            if (count == 0)
+                continue;
+            _queue.AppendOwned(chunk, count);
+            writer.GiveUp(i);
+        }
     }
 
     /// <summary>Shared payloads up to this size are copied into a deep queue (see <see cref="Append"/>).</summary>
@@ -218,8 +390,7 @@ internal sealed partial class Connection
         return Math.Min(power, MaxChunk);
     }
 
-
-    private void AccountQueuedLocked(int length)
+    private void AccountQueuedLocked(long length)
     {
         _queuedTotal += length;
         Volatile.Write(ref _bytesPending, _bytesPending + length);
@@ -231,368 +402,5 @@ internal sealed partial class Connection
         lock (_sendLock)
             Volatile.Write(ref _bytesPending, _bytesPending + delta);
         _owner.CountPending(delta);
-    }
-
-    // --- Flusher ---
-
-    /// <summary>
-    /// The flusher's first move: a non-blocking send straight from the caller's bytes. Returns false
-    /// if the socket failed before taking any of them.
-    /// </summary>
-    private bool SendDirect(ReadOnlySpan<byte> data, SharedBuffer? shared)
-    {
-        if (_layer is not null)
-        {
-            // A stream write may outlive the caller's span: the bytes go in flight as a copy (or by reference when shared).
-            if (shared is not null)
-                _queue.AddInflightShared(shared, 0);
-            else
-                _queue.AddInflightCopy(data);
-            FlushLoop();
-            return true;
-        }
-
-        var sent = SocketIO.TrySend(_socket, data, out var error);
-        if (error is not (SocketError.Success or SocketError.WouldBlock))
-        {
-            AccountUnsent(-data.Length);
-            StopFlushing(error);
-            return false;
-        }
-
-        if (sent < data.Length)
-        {
-            // The kernel buffer is full: keep the rest (by reference when shared) for an async send.
-            if (shared is not null)
-                _queue.AddInflightShared(shared, sent);
-            else
-                _queue.AddInflightCopy(data.Slice(sent));
-        }
-
-        if (sent > 0)
-            CompleteSent(sent);
-        FlushLoop();
-        return true;
-    }
-
-    /// <summary>
-    /// Runs while this thread holds the flusher role: sends what is in flight, takes more from the
-    /// queue, raises OnSent/OnEmpty, and gives the role up when the queue is empty (or hands it to
-    /// the completion of an async send when the kernel buffer is full).
-    /// </summary>
-    private void FlushLoop()
-    {
-        if (_stream is { } stream)
-        {
-            StreamFlushLoop(stream);
-            return;
-        }
-
-        while (true)
-        {
-            if (Volatile.Read(ref _state) >= StateClosed)
-            {
-                StopFlushing(SocketError.OperationAborted);
-                return;
-            }
-
-            if (!_queue.HasInflight && !TakeMore())
-                return;
-
-            int total, sent;
-            SocketError error;
-            if (_queue.InflightSegments == 1)
-            {
-                ref var first = ref _queue.FirstInflight;
-                total = first.Count;
-                sent = SocketIO.TrySend(_socket, first.Array, first.Offset, first.Count, out error);
-            }
-            else if (_queue.InflightSegments > SendQueue.MaxGather && _queue.CanStage)
-            {
-                // Many small segments (multicast messages): copy them into one staging buffer of
-                // this thread so that one send takes them all, instead of one send per eight.
-                var staging = Staging;
-                total = _queue.Stage(staging);
-                sent = SocketIO.TrySend(_socket, staging, 0, total, out error);
-            }
-            else
-            {
-                var gather = Gather;
-                total = _queue.Gather(gather);
-                sent = SocketIO.TrySend(_socket, gather, out error);
-                gather.Clear();
-            }
-
-            if (error is not (SocketError.Success or SocketError.WouldBlock))
-            {
-                StopFlushing(error);
-                return;
-            }
-
-            if (sent > 0)
-            {
-                _queue.ConsumeInflight(sent);
-                CompleteSent(sent); // OnSent runs here and may close the connection
-            }
-
-            if (sent < total)
-            {
-                if (Volatile.Read(ref _state) >= StateClosed)
-                {
-                    StopFlushing(SocketError.OperationAborted);
-                    return;
-                }
-
-                if (!SendInflightAsync())
-                    return; // The async send's completion continues the loop.
-            }
-        }
-    }
-
-    /// <summary>
-    /// Called with nothing in flight. Moves the queue in flight and returns true, or, when the queue
-    /// is empty, raises OnEmpty once and gives up the flusher role (returning false).
-    /// </summary>
-    private bool TakeMore()
-    {
-        bool raiseEmpty;
-        SocketAwaitableEventArgs? sender = null;
-        lock (_sendLock)
-        {
-            if (_queue.HasPending)
-            {
-                _queue.MovePendingToInflight();
-                _emptyRaised = false;
-                return true;
-            }
-
-            raiseEmpty = !_emptyRaised && Volatile.Read(ref _state) == StateOpen;
-            if (!raiseEmpty)
-            {
-                // Take the async sender before giving up the role: the next flusher must not find it.
-                sender = _asyncSender;
-                _asyncSender = null;
-                _flushing = false;
-                _emptyRaised = false;
-                _queue.ReleaseSpares(); // an idle connection holds no send memory
-            }
-        }
-
-        if (raiseEmpty)
-        {
-            _emptyRaised = true;
-            RaiseEmpty();
-
-            // OnEmpty may have queued more; look again before giving up the role.
-            return TakeMore();
-        }
-
-        if (sender is not null)
-            SocketArgsPool.Return(sender);
-        if (Volatile.Read(ref _state) == StateClosing)
-            QueueDrained();
-        ReleaseReference();
-        return false;
-    }
-
-    /// <summary>
-    /// Starts an async send of what is in flight. Returns true if it completed at once (the loop goes
-    /// on), false if it is pending (its completion resumes the loop on an I/O thread).
-    /// </summary>
-    private bool SendInflightAsync()
-    {
-        var sender = _asyncSender ??= SocketArgsPool.Rent();
-        bool pending;
-        SocketResult result;
-        if (_queue.InflightSegments == 1)
-        {
-            ref var first = ref _queue.FirstInflight;
-            Volatile.Write(ref _bytesSending, first.Count);
-            pending = sender.StartSend(_socket, first.Array, first.Offset, first.Count, s_asyncSendCompleted, this, out result);
-        }
-        else
-        {
-            var gather = Gather;
-            Volatile.Write(ref _bytesSending, _queue.Gather(gather));
-            pending = sender.StartSend(_socket, gather, s_asyncSendCompleted, this, out result);
-            gather.Clear();
-        }
-
-        return !pending && AsyncSendDone(result);
-    }
-
-    private void OnAsyncSendCompleted()
-    {
-        if (AsyncSendDone(_asyncSender!.TakeResult()))
-            FlushLoop();
-    }
-
-    /// <summary>Accounts a finished async send; returns false if it failed (the role is already given up).</summary>
-    private bool AsyncSendDone(SocketResult result)
-    {
-        Volatile.Write(ref _bytesSending, 0);
-        if (!result.IsSuccess)
-        {
-            StopFlushing(result.Error);
-            return false;
-        }
-
-        if (result.BytesTransferred > 0)
-        {
-            _queue.ConsumeInflight(result.BytesTransferred);
-            CompleteSent(result.BytesTransferred);
-        }
-
-        return true;
-    }
-
-    /// <summary>Bookkeeping after the kernel took <paramref name="sent"/> bytes; wakes waiters; raises OnSent.</summary>
-    private void CompleteSent(int sent)
-    {
-        long pending;
-        lock (_sendLock)
-        {
-            _sentTotal += sent;
-            _queue.RecycleFinished();
-            pending = _bytesPending - sent;
-            Volatile.Write(ref _bytesPending, pending);
-            if (_waiters is { Count: > 0 } || _flushWaiters is { Count: > 0 })
-                ReleaseWaitersLocked();
-            pending = _bytesPending;
-        }
-
-        _owner.CountSent(sent);
-        _owner.CountPending(-sent);
-        RaiseSent(sent, pending);
-    }
-
-    /// <summary>Releases flush waiters that are satisfied, and parked senders that now fit, in arrival order.</summary>
-    private void ReleaseWaitersLocked()
-    {
-        var flushWaiters = _flushWaiters;
-        while (flushWaiters is { Count: > 0 } && flushWaiters.Peek().Watermark <= _sentTotal)
-        {
-            var waiter = flushWaiters.Dequeue();
-            if (waiter.TryClaim())
-                waiter.Finish(true);
-        }
-
-        var waiters = _waiters;
-        while (waiters is { Count: > 0 })
-        {
-            var waiter = waiters.Peek();
-            if (waiter.IsClaimed)
-            {
-                waiters.Dequeue(); // cancelled while parked
-                continue;
-            }
-
-            // Wake a parked sender only once an eighth of the limit is free besides its own bytes
-            // (or the queue is empty): under sustained pressure each wake-up is then followed by
-            // many sends rather than one, while the memory moving per cycle stays small enough for
-            // the pooled chunks to be reused instead of reallocated.
-            var limit = _owner.EffectiveSendLimit;
-            if (_bytesPending != 0 && _bytesPending + waiter.Length > limit - (limit / 8))
-                return;
-            waiters.Dequeue();
-            if (!waiter.TryClaim())
-                continue;
-            AccountQueuedLocked(waiter.Length);
-            Append(waiter.Data.Span, waiter.Shared);
-            waiter.Watermark = _queuedTotal;
-            waiter.Finish(true);
-        }
-    }
-
-    /// <summary>Fails parked senders (a graceful close refuses new bytes) and reports whether the queue is idle and empty.</summary>
-    private bool FailRoomWaitersAndCheckDrained()
-    {
-        lock (_sendLock)
-        {
-            Fail(_waiters);
-            return !_flushing && !_queue.HasPending && !_queue.HasInflight;
-        }
-    }
-
-    /// <summary>Whether sends are queued or in flight.</summary>
-    private bool HasQueuedBytes()
-    {
-        lock (_sendLock)
-            return _queue.HasPending || _queue.HasInflight;
-    }
-
-    private void FailAllWaiters()
-    {
-        lock (_sendLock)
-        {
-            Fail(_waiters);
-            Fail(_flushWaiters);
-        }
-    }
-
-    private static void Fail(Queue<SendWaiter>? waiters)
-    {
-        while (waiters is { Count: > 0 })
-        {
-            var waiter = waiters.Dequeue();
-            if (waiter.TryClaim())
-                waiter.Finish(false);
-        }
-    }
-
-    /// <summary>Gives up the flusher role after a send error or a close; the queue is released when the connection finishes.</summary>
-    private void StopFlushing(SocketError error)
-    {
-        // Close while still the flusher, so no other sender starts flushing on the failed socket.
-        Volatile.Write(ref _bytesSending, 0);
-        Fail(error);
-        lock (_sendLock)
-            _flushing = false;
-        ReleaseReference();
-    }
-
-    /// <summary>Returns the async sender of a finished connection (no flusher is left to use it).</summary>
-    private void ReturnAsyncSender()
-    {
-        var sender = _asyncSender;
-        if (sender is not null)
-        {
-            _asyncSender = null;
-            SocketArgsPool.Return(sender);
-        }
-    }
-
-    private void RaiseSent(long sent, long pending)
-    {
-        CallbackScope.Enter();
-        try
-        {
-            _owner.InvokeSent(sent, pending);
-        }
-        catch (Exception e)
-        {
-            HandlerFailed(e);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
-    }
-
-    private void RaiseEmpty()
-    {
-        CallbackScope.Enter();
-        try
-        {
-            _owner.InvokeEmpty();
-        }
-        catch (Exception e)
-        {
-            HandlerFailed(e);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
     }
 }

@@ -54,4 +54,18 @@ public enum DisconnectReason
     /// was reported through <c>OnHandshakeFailed</c>; the exception is in <see cref="StreamConnection.DisconnectException"/>.
     /// </summary>
     HandshakeFailed,
+
+    /// <summary>
+    /// The connection's protocol needed more received bytes at once than <c>OptionReceiveBufferLimit</c>
+    /// allows (a frame or header larger than the limit): the input was refused before anything was
+    /// allocated past the limit. It was reported through <c>OnError</c> (<c>MessageSize</c>); the
+    /// details are in <see cref="StreamConnection.DisconnectException"/>.
+    /// </summary>
+    ReceiveBufferFull,
+
+    /// <summary>No byte moved either way for <c>OptionIdleTimeout</c>.</summary>
+    IdleTimeout,
+
+    /// <summary>A server at its <c>OptionMaxSessions</c> refused the connection (sessions only see this in counters and the server's <c>OnError</c>).</summary>
+    SessionLimit,
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Buffers;
 using System.Collections.Generic;
 using System.Diagnostics;
 using NetServer.Buffers;
@@ -76,6 +77,18 @@ internal sealed class SendQueue(BufferPool pool)
         _pendingBytes += data.Length;
     }
 
+    /// <summary>
+    /// Queues a pooled chunk the caller gives up (a <see cref="NetServer.SendWriter"/>'s): its first
+    /// <paramref name="count"/> bytes are sent without a copy, the queue returns it to the pool once
+    /// they are, and small sends after it may still copy into its free end.
+    /// </summary>
+    public void AppendOwned(byte[] chunk, int count)
+    {
+        _pending.Add(new SendSegment { Array = chunk, Offset = 0, Count = count });
+        _tail = chunk;
+        _pendingBytes += count;
+    }
+
     /// <summary>Queues a reference to <paramref name="shared"/> (taking one reference).</summary>
     public void AppendShared(SharedBuffer shared)
     {
@@ -115,6 +128,23 @@ internal sealed class SendQueue(BufferPool pool)
         data.CopyTo(chunk);
         _inflight.Add(new SendSegment { Array = chunk, Offset = 0, Count = data.Length });
         _inflightBytes += data.Length;
+    }
+
+    /// <summary>Puts the unsent end of a direct multi-part send in flight as one pooled copy.</summary>
+    public void AddInflightCopy(in ReadOnlySequence<byte> data)
+    {
+        var length = (int)data.Length;
+        var chunk = _pool.Rent(length);
+        data.CopyTo(chunk);
+        _inflight.Add(new SendSegment { Array = chunk, Offset = 0, Count = length });
+        _inflightBytes += length;
+    }
+
+    /// <summary>Puts a pooled chunk the caller gives up in flight (a writer's message sent directly); returned to the pool once sent.</summary>
+    public void AddInflightOwned(byte[] chunk, int count)
+    {
+        _inflight.Add(new SendSegment { Array = chunk, Offset = 0, Count = count });
+        _inflightBytes += count;
     }
 
     /// <summary>Puts the unsent end of a directly sent shared buffer in flight, by reference.</summary>

@@ -125,14 +125,39 @@ internal sealed class SendWaiter
         }
     }
 
-    /// <summary>Blocks the calling thread until the wait ends; for the synchronous <c>Send</c> only.</summary>
+    /// <summary>Blocks the calling thread until the wait ends and returns its outcome; for the synchronous sends only.</summary>
     public bool WaitSynchronously()
+    {
+        WaitSynchronously(Timeout.InfiniteTimeSpan);
+        return Result;
+    }
+
+    /// <summary>The outcome of a synchronous wait that ended (see <see cref="WaitSynchronously(TimeSpan)"/>).</summary>
+    public bool Result
+    {
+        get
+        {
+            lock (this)
+                return _result;
+        }
+    }
+
+    /// <summary>
+    /// Blocks the calling thread until the wait ends or <paramref name="timeout"/> passes; for the
+    /// synchronous <c>Send</c> only. Returns whether it ended (its outcome is <see cref="Result"/>).
+    /// </summary>
+    public bool WaitSynchronously(TimeSpan timeout)
     {
         lock (this)
         {
-            while (!_signaled)
-                Monitor.Wait(this);
-            return _result;
+            if (timeout == Timeout.InfiniteTimeSpan)
+            {
+                while (!_signaled)
+                    Monitor.Wait(this);
+                return true;
+            }
+
+            return _signaled || (Monitor.Wait(this, timeout) && _signaled) || _signaled;
         }
     }
 }

@@ -156,65 +156,77 @@ public abstract partial class StreamConnection
         return new ValueTask<bool>(waiter.Task);
     }
 
-    // --- Receive (compatible) ---
+    // --- Multi-part and in-place sends ---
 
     /// <summary>
-    /// Blocking receive into <paramref name="buffer"/> (honours <c>Socket.ReceiveTimeout</c>; 0 on timeout or
-    /// disconnect). Also raises OnReceived. Only when the asynchronous receive loop is not running:
-    /// after a synchronous <c>Connect()</c> on a client, before <see cref="ReceiveAsync"/>.
+    /// Queues a multi-part message as one unit: its parts are never interleaved with another send's.
+    /// When the queue is idle the parts go straight to the operating system in one gathered write,
+    /// without a copy. Otherwise (and for what the kernel does not take at once) they are copied
+    /// into the queue. Refused as <see cref="SendAsync(ReadOnlySpan{byte})"/> is.
     /// </summary>
-    /// <exception cref="InvalidOperationException">The asynchronous receive loop is running.</exception>
-    public virtual long Receive(byte[] buffer)
+    /// <returns>True if the message was accepted; false if not connected or the send limit refused it.</returns>
+    public bool SendAsync(ReadOnlySequence<byte> buffer)
     {
-        if (buffer is null)
-            ThrowHelper.ThrowArgumentNull(nameof(buffer));
-        return Receive(buffer, 0, buffer.Length);
-    }
-
-    /// <summary>Blocking receive into part of <paramref name="buffer"/>; see <see cref="Receive(byte[])"/>.</summary>
-    /// <exception cref="InvalidOperationException">The asynchronous receive loop is running.</exception>
-    public virtual long Receive(byte[] buffer, long offset, long size)
-    {
-        ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
         var connection = CurrentConnection;
-        if (connection is null || count == 0 || !connection.IsOpen)
-            return 0;
-        int timeout;
-        try
-        {
-            timeout = connection.Socket.ReceiveTimeout;
-        }
-        catch (ObjectDisposedException)
-        {
-            return 0; // closed meanwhile
-        }
-
-        return connection.ReceiveBlocking(buffer, start, count, timeout);
+        if (connection is null)
+            return false;
+        var status = connection.Send(buffer);
+        if (status == SendStatus.Full)
+            connection.ReportSendRefused();
+        return status == SendStatus.Accepted;
     }
 
-    /// <summary>Blocking receive of at most <paramref name="size"/> bytes, decoded as UTF-8; see <see cref="Receive(byte[])"/>.</summary>
-    /// <exception cref="InvalidOperationException">The asynchronous receive loop is running.</exception>
-    public virtual string Receive(long size)
+    /// <summary>
+    /// Sends a multi-part message as one unit with backpressure, as <see cref="SendAsync(ReadOnlyMemory{byte}, CancellationToken)"/>
+    /// does for one part: completes when it is accepted within <see cref="OptionSendBufferLimit"/>.
+    /// </summary>
+    /// <returns>True once accepted; false if the connection is closed (or closes while waiting).</returns>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was queued.</exception>
+    public ValueTask<bool> SendAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
     {
-        if (size < 0 || size > int.MaxValue)
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(size), "The size must be between 0 and int.MaxValue.");
-        var array = ArrayPool<byte>.Shared.Rent((int)Math.Max(size, 1));
+        if (cancellationToken.IsCancellationRequested)
+            return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
+        var connection = CurrentConnection;
+        if (connection is null)
+            return new ValueTask<bool>(false);
+        var status = connection.Send(buffer);
+        if (status != SendStatus.Full)
+            return new ValueTask<bool>(status == SendStatus.Accepted);
+
+        // The slow path: the message waits as one pooled copy, like any parked send.
+        var pool = connection.Pool;
+        var copy = pool.Rent((int)buffer.Length);
+        buffer.CopyTo(copy);
+        return SendCopyWhenRoomAsync(connection, pool, copy, (int)buffer.Length, cancellationToken);
+    }
+
+    /// <summary>
+    /// Starts a message built in place in pooled send memory: write it through the returned
+    /// <see cref="SendWriter"/> (an <see cref="IBufferWriter{T}"/>: serializers write straight into
+    /// it), then <see cref="SendWriter.Commit"/> it once; it goes out as one unit, without another copy
+    /// when it is large. Not connected: the commit returns false.
+    /// </summary>
+    /// <param name="sizeHint">Bytes the message will probably need (0: <see cref="OptionSendBufferSize"/>).</param>
+    public SendWriter BeginSend(int sizeHint = 0)
+    {
+        if (sizeHint < 0)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), "The size hint cannot be negative.");
+        var connection = CurrentConnection;
+        return SendWriter.Rent(this, connection, connection?.Pool ?? BufferPool.Shared, Math.Max(sizeHint, Math.Min(OptionSendBufferSize, 16 * 1024)));
+    }
+
+    /// <summary>The slow path of an awaitable send made from a pooled copy: park it, return the copy once it is queued (or refused).</summary>
+    internal static async ValueTask<bool> SendCopyWhenRoomAsync(Connection connection, BufferPool pool, byte[] copy, int length, CancellationToken cancellationToken)
+    {
         try
         {
-            var received = Receive(array, 0, size);
-            return TextEncoding.Decode(new ReadOnlySpan<byte>(array, 0, (int)received));
+            return await SendWhenRoomAsync(connection, new ReadOnlyMemory<byte>(copy, 0, length), null, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(array);
+            pool.Return(copy);
         }
     }
-
-    /// <summary>
-    /// Starts the asynchronous receive loop that raises OnReceived (sessions and asynchronously
-    /// connected clients start it themselves; calling it again does nothing).
-    /// </summary>
-    public virtual void ReceiveAsync() => CurrentConnection?.StartReceiving();
 
     // --- Cores ---
 
@@ -256,7 +268,49 @@ public abstract partial class StreamConnection
             return data.Length;
         if (!connection.TryWaitForFlush(watermark, synchronous: true, out var flushed))
             return 0; // closed before the kernel took these bytes
-        return flushed is null || flushed.WaitSynchronously() ? data.Length : 0;
+        if (flushed is null)
+            return data.Length;
+        if (WaitWhileSending(connection, flushed))
+            return flushed.Result ? data.Length : 0;
+
+        // The kernel took nothing for the whole send timeout: as a blocking socket whose send
+        // timed out, the connection is unusable (its bytes may or may not go out): close it.
+        connection.Abort(NetServer.DisconnectReason.TimedOut);
+        return 0;
+    }
+
+    /// <summary>
+    /// How long a blocking <c>Send</c> waits while the kernel takes none of the queued bytes: the
+    /// socket's <c>SendTimeout</c> when set, else <see cref="BlockingWaitTimeout"/>. A send that
+    /// keeps making progress waits as long as it needs.
+    /// </summary>
+    private static TimeSpan SendProgressTimeout(Connection connection)
+    {
+        try
+        {
+            var timeout = connection.Socket.SendTimeout;
+            return timeout > 0 ? TimeSpan.FromMilliseconds(timeout) : BlockingWaitTimeout;
+        }
+        catch (ObjectDisposedException)
+        {
+            return BlockingWaitTimeout;
+        }
+    }
+
+    /// <summary>Waits for <paramref name="waiter"/> while the queue makes progress; false once it made none for the send timeout.</summary>
+    private static bool WaitWhileSending(Connection connection, SendWaiter waiter)
+    {
+        var timeout = SendProgressTimeout(connection);
+        var sent = connection.SentTotal;
+        while (!waiter.WaitSynchronously(timeout))
+        {
+            var now = connection.SentTotal;
+            if (now == sent)
+                return false;
+            sent = now;
+        }
+
+        return true;
     }
 
     /// <summary>Parks a blocking sender (with a pooled copy of its bytes) until the queue has room.</summary>
@@ -270,9 +324,16 @@ public abstract partial class StreamConnection
             var status = connection.Send(data, shared: null, waiter, out watermark);
             if (status == SendStatus.Waiting)
             {
-                var accepted = waiter.WaitSynchronously();
+                if (!WaitWhileSending(connection, waiter) && waiter.TryClaim())
+                {
+                    // No room appeared for the whole send timeout: nothing was queued.
+                    waiter.Finish(false);
+                    return false;
+                }
+
+                waiter.WaitSynchronously(Timeout.InfiniteTimeSpan); // released meanwhile: its result is set
                 watermark = waiter.Watermark;
-                return accepted;
+                return waiter.Result;
             }
 
             return status == SendStatus.Accepted;

@@ -26,6 +26,12 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <summary>Default for <see cref="OptionSendBufferLimit"/>: 4 MiB per connection.</summary>
     public const int DefaultSendBufferLimit = 4 * 1024 * 1024;
 
+    /// <summary>Default for <see cref="OptionSendHighWaterMark"/>: 1 MiB.</summary>
+    public const int DefaultSendHighWaterMark = 1024 * 1024;
+
+    /// <summary>Default for <see cref="OptionSendLowWaterMark"/>: 256 KiB.</summary>
+    public const int DefaultSendLowWaterMark = 256 * 1024;
+
     /// <summary>How long the blocking calls (<see cref="Disconnect"/>, <c>Stop</c>, <c>Dispose</c>) wait for the engine before returning.</summary>
     internal static readonly TimeSpan BlockingWaitTimeout = TimeSpan.FromSeconds(30);
 
@@ -37,6 +43,9 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     private int _sendBufferLimit = DefaultSendBufferLimit;
     private int _sendBufferSize = 8192;
     private TimeSpan _disconnectTimeout = TimeSpan.FromSeconds(5);
+    private int _sendHighWaterMark = DefaultSendHighWaterMark;
+    private int _sendLowWaterMark = DefaultSendLowWaterMark;
+    private TimeSpan _idleTimeout = Timeout.InfiniteTimeSpan;
     private DisconnectReason _lastReason;
     private Exception? _lastException;
 
@@ -141,6 +150,52 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Receiving pauses while more than this many bytes wait in the send queue (default
+    /// <see cref="DefaultSendHighWaterMark"/>; 0 = never), and resumes once they drained to
+    /// <see cref="OptionSendLowWaterMark"/>. A connection that answers what it receives (an echo, a
+    /// proxy, request/response) thus slows its peer down through TCP instead of piling up replies
+    /// for a peer that does not read: nothing is lost and memory stays bounded. The send limit
+    /// (<see cref="OptionSendBufferLimit"/>) stays the last guard; a high-water mark above it acts as the limit.
+    /// </summary>
+    public int OptionSendHighWaterMark
+    {
+        get => _sendHighWaterMark;
+        set => _sendHighWaterMark = ThrowHelper.ValidateOption(value, zeroAllowed: true, nameof(OptionSendHighWaterMark));
+    }
+
+    /// <summary>
+    /// Receiving paused by <see cref="OptionSendHighWaterMark"/> resumes once the send queue holds
+    /// no more than this many bytes (default <see cref="DefaultSendLowWaterMark"/>; at most the high-water mark).
+    /// </summary>
+    public int OptionSendLowWaterMark
+    {
+        get => _sendLowWaterMark;
+        set => _sendLowWaterMark = ThrowHelper.ValidateOption(value, zeroAllowed: true, nameof(OptionSendLowWaterMark));
+    }
+
+    /// <summary>
+    /// Closes a connection on which no byte moved either way for this long, with
+    /// <see cref="NetServer.DisconnectReason.IdleTimeout"/> (default <see cref="Timeout.InfiniteTimeSpan"/>: never).
+    /// Checked on the process's shared clock (no timer per connection); set it before the connection starts.
+    /// </summary>
+    public TimeSpan OptionIdleTimeout
+    {
+        get => _idleTimeout;
+        set
+        {
+            if (value <= TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(OptionIdleTimeout), "The timeout must be positive or infinite.");
+            _idleTimeout = value;
+        }
+    }
+
+    /// <summary>The high-water mark in force: the option, capped by the send limit; 0 when off.</summary>
+    internal long EffectiveHighWaterMark => _sendHighWaterMark == 0 ? 0 : Math.Min(_sendHighWaterMark, EffectiveSendLimit);
+
+    /// <summary>The low-water mark in force (never above the high-water mark).</summary>
+    internal long EffectiveLowWaterMark => Math.Min(_sendLowWaterMark, EffectiveHighWaterMark);
+
     internal bool ReceiveBufferSizeSet { get; private set; }
 
     internal bool SendBufferSizeSet { get; private set; }
@@ -220,6 +275,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
         _lastReason = connection.Reason;
         _lastException = connection.Exception;
+        NotifyProtocolDisconnected(connection.Reason);
         try
         {
             NotifyDisconnected(connection);
@@ -256,93 +312,6 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     internal virtual void CountReceived(long bytes) => Interlocked.Add(ref _bytesReceived, bytes);
 
     internal virtual void CountPending(long delta)
-    {
-    }
-
-    // --- Hook dispatch from the engine ---
-
-    internal virtual void InvokeDisconnecting() => OnDisconnecting();
-
-    internal void InvokeReceived(byte[] buffer, int offset, int size) => OnReceived(buffer, offset, size);
-
-    internal void InvokeSent(long sent, long pending) => OnSent(sent, pending);
-
-    internal void InvokeEmpty() => OnEmpty();
-
-    internal void InvokeError(SocketError error) => OnError(error);
-
-    /// <summary>The connection is ready for multicasts (sessions register with their server).</summary>
-    internal virtual void InvokeReady()
-    {
-    }
-
-    internal virtual void InvokeHandshaking()
-    {
-    }
-
-    internal virtual void InvokeHandshaked()
-    {
-    }
-
-    internal virtual void InvokeHandshakeFailed(Exception exception)
-    {
-    }
-
-    // --- Hooks ---
-
-    /// <summary>Called before the connection is set up.</summary>
-    protected virtual void OnConnecting()
-    {
-    }
-
-    /// <summary>Called once the connection is up, before any data is delivered; sends are allowed here.</summary>
-    protected virtual void OnConnected()
-    {
-    }
-
-    /// <summary>Called when the connection starts to close, on the thread that closes it.</summary>
-    protected virtual void OnDisconnecting()
-    {
-    }
-
-    /// <summary>Called exactly once per connection, last; see <see cref="OnDisconnected(DisconnectReason)"/>.</summary>
-    protected virtual void OnDisconnected()
-    {
-    }
-
-    /// <summary>
-    /// Called exactly once per connection, after every other hook of it, with the reason it ended.
-    /// The default calls <see cref="OnDisconnected()"/>; override either one.
-    /// </summary>
-    protected virtual void OnDisconnected(DisconnectReason reason) => OnDisconnected();
-
-    /// <summary>
-    /// Called with each chunk of received bytes, in order, never concurrently with itself. The
-    /// default calls <see cref="OnReceived(ReadOnlySpan{byte})"/>; override either one.
-    /// </summary>
-    /// <param name="buffer">A pooled buffer, valid only during the call.</param>
-    /// <param name="offset">Where the received bytes start in <paramref name="buffer"/>.</param>
-    /// <param name="size">How many bytes were received.</param>
-    protected virtual void OnReceived(byte[] buffer, long offset, long size) =>
-        OnReceived(new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
-
-    /// <summary>Called with each chunk of received bytes (when the array overload is not overridden).</summary>
-    protected virtual void OnReceived(ReadOnlySpan<byte> buffer)
-    {
-    }
-
-    /// <summary>Called after the operating system took <paramref name="sent"/> bytes; <paramref name="pending"/> are still queued.</summary>
-    protected virtual void OnSent(long sent, long pending)
-    {
-    }
-
-    /// <summary>Called when the send queue has drained; a good place to send the next batch.</summary>
-    protected virtual void OnEmpty()
-    {
-    }
-
-    /// <summary>Called on socket errors other than ordinary disconnects, and when a send is refused for lack of room.</summary>
-    protected virtual void OnError(SocketError error)
     {
     }
 

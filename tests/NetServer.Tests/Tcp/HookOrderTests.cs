@@ -271,7 +271,12 @@ public class HookOrderTests
         harness.Probe.ConfigureSession = probe =>
         {
             RecordClientHooks(probe);
-            probe.Connected = session => Assert.True(session.SendAsync(reply));
+            probe.Connected = session =>
+            {
+                // The session must go on reading to see the end of stream while the reply waits.
+                session.OptionSendHighWaterMark = 0;
+                Assert.True(session.SendAsync(reply));
+            };
         };
         Assert.True(harness.Start());
 

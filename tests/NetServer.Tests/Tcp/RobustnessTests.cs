@@ -185,8 +185,13 @@ public class RobustnessTests
         await using var harness = new ServerHarness(kind);
         harness.Probe.ConfigureSession = probe =>
         {
-            // No send limit: the whole echo waits in the queue while the peer does not read.
-            probe.Connected = static c => c.OptionSendBufferLimit = 0;
+            // No send limit and no high-water mark (receiving never pauses for the backlog): the
+            // whole echo waits in the queue while the peer does not read.
+            probe.Connected = static c =>
+            {
+                c.OptionSendBufferLimit = 0;
+                c.OptionSendHighWaterMark = 0;
+            };
             Echo(probe);
         };
         Assert.True(harness.Start());

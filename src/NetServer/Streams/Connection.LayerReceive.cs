@@ -1,0 +1,116 @@
+using System;
+using System.IO;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Internal;
+using NetServer.Transport;
+
+namespace NetServer.Streams;
+
+/// <summary>
+/// Receiving over a secure layer's stream: the same loop as over the socket (retained input,
+/// pause and resume, read sizes, the peer's end), reading through the layer instead.
+/// </summary>
+internal sealed partial class Connection
+{
+    private async Task StreamReceiveLoopAsync(Stream stream)
+    {
+        var waitFirst = false;
+        var parked = false;
+        try
+        {
+            // A blocking receive that timed out left its read pending, or bytes not yet handed out: they come first.
+            if (!await TakeOverBlockingReadAsync().ConfigureAwait(false) || !RedeliverRetained())
+                return;
+
+            // Every read goes through the gate (no allocation, no lock across it): between reads,
+            // or while a read waits for bytes, the layer's shutdown may run.
+            var gate = _gate!;
+            while (IsReadable)
+            {
+                if (ShouldPark())
+                {
+                    parked = Park();
+                    if (parked || !RedeliverRetained())
+                        return;
+                    continue;
+                }
+
+                if (waitFirst)
+                {
+                    // A zero-byte read waits for data without holding a receive buffer (SslStream
+                    // supports it), so an idle secure connection holds no buffer of ours either.
+                    gate.EnterRead();
+                    try
+                    {
+                        await StreamIO.ReadAsync(stream, new ArraySegment<byte>(Array.Empty<byte>())).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        gate.ExitRead();
+                    }
+
+                    waitFirst = false;
+                    continue; // a pause may have come while waiting
+                }
+
+                if (!TryGetWritableSpace(out var free))
+                    break;
+                int received;
+                gate.EnterRead();
+                try
+                {
+                    received = await StreamIO.ReadAsync(stream, free).ConfigureAwait(false);
+                }
+                finally
+                {
+                    gate.ExitRead();
+                }
+
+                var next = Delivered(received, free.Count);
+                if (next == ReadNext.Stop)
+                    break;
+                waitFirst = next == ReadNext.Wait;
+            }
+        }
+        catch (Exception e)
+        {
+            _receiveBuffer.Consume(_receiveBuffer.Length);
+            _receiveBuffer.Release();
+            StreamFailed(e);
+        }
+        finally
+        {
+            if (!parked)
+                Volatile.Write(ref _receiving, 0);
+            ReleaseReference();
+        }
+    }
+
+    /// <summary>
+    /// A stream read or write failed. Ordinary ends (the peer left, we closed) close quietly;
+    /// anything else (a corrupt record, a TLS alert) is reported through OnError, and the exception
+    /// is kept in <see cref="Exception"/> so its message is not lost.
+    /// </summary>
+    private void StreamFailed(Exception exception)
+    {
+        var error = SocketErrors.FromException(exception);
+        if (IsSocketClosed || SocketErrors.IsDisconnect(error))
+        {
+            Abort(SocketErrors.ToReason(error));
+            return;
+        }
+
+        // While closing, the application is done with the connection: no OnError, the close's
+        // reason stays, but the exception is kept (a peer's alert, a record that fails to decrypt).
+        if (!IsOpen)
+        {
+            Interlocked.CompareExchange(ref _exception, exception, null);
+            Abort(SocketErrors.ToReason(error));
+            return;
+        }
+
+        Interlocked.CompareExchange(ref _exception, exception, null);
+        Fail(error);
+    }
+}

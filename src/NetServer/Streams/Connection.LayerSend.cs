@@ -1,0 +1,174 @@
+using System;
+using System.IO;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Internal;
+using NetServer.Transport;
+
+namespace NetServer.Streams;
+
+/// <summary>
+/// Sending over a secure layer's stream, and ending the layer's side when a graceful close has
+/// sent everything (TLS close_notify, through the <see cref="Tls.ReadGate"/>).
+/// </summary>
+internal sealed partial class Connection
+{
+    /// <summary>
+    /// The flusher's loop for a secure connection: one stream write per in-flight segment, or one
+    /// for a staged run of small ones (each write becomes at least one TLS record, so many small
+    /// multicast messages are copied together first). A write that completes at once continues the
+    /// loop here; one that is pending continues it from its completion.
+    /// </summary>
+    private void StreamFlushLoop(Stream stream)
+    {
+        while (true)
+        {
+            if (Volatile.Read(ref _state) >= StateClosed)
+            {
+                StopFlushing(SocketError.OperationAborted);
+                return;
+            }
+
+            if (!_queue.HasInflight && !TakeMore())
+                return;
+
+            byte[]? staging = null;
+            ArraySegment<byte> chunk;
+            if (_queue.InflightSegments > 1 && _queue.CanStage)
+            {
+                staging = _pool.Rent(SendQueue.StagingSize);
+                chunk = new ArraySegment<byte>(staging, 0, _queue.Stage(staging));
+            }
+            else
+            {
+                // Large segments go in slices, so OnSent, BytesPending and parked senders move as the peer reads.
+                ref var first = ref _queue.FirstInflight;
+                chunk = new ArraySegment<byte>(first.Array, first.Offset, Math.Min(first.Count, MaxStreamWrite));
+            }
+
+            Volatile.Write(ref _bytesSending, chunk.Count);
+            ValueTask write;
+            try
+            {
+                write = StreamIO.WriteAsync(stream, chunk);
+            }
+            catch (Exception e)
+            {
+                StreamWriteFailed(e, staging);
+                return;
+            }
+
+            if (!write.IsCompleted)
+            {
+                _ = AwaitStreamWriteAsync(stream, write, chunk.Count, staging);
+                return;
+            }
+
+            if (!StreamWriteDone(write, chunk.Count, staging))
+                return;
+        }
+    }
+
+    /// <summary>Largest single stream write (four TLS records).</summary>
+    private const int MaxStreamWrite = 64 * 1024;
+
+    private async Task AwaitStreamWriteAsync(Stream stream, ValueTask write, int count, byte[]? staging)
+    {
+        try
+        {
+            await write.ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            StreamWriteFailed(e, staging);
+            return;
+        }
+
+        if (StreamWriteDone(default, count, staging))
+            StreamFlushLoop(stream);
+    }
+
+    /// <summary>Accounts a finished write; false if it failed (the flusher role is then given up).</summary>
+    private bool StreamWriteDone(ValueTask write, int count, byte[]? staging)
+    {
+        try
+        {
+            write.GetAwaiter().GetResult(); // a completed ValueTask: consumes it (its result or exception), never blocks
+        }
+        catch (Exception e)
+        {
+            StreamWriteFailed(e, staging);
+            return false;
+        }
+
+        if (staging is not null)
+            _pool.Return(staging);
+        Volatile.Write(ref _bytesSending, 0);
+        _queue.ConsumeInflight(count);
+        CompleteSent(count); // OnSent runs here and may close the connection
+        return true;
+    }
+
+    private void StreamWriteFailed(Exception exception, byte[]? staging)
+    {
+        if (staging is not null)
+            _pool.Return(staging);
+        Volatile.Write(ref _bytesSending, 0);
+        if (!IsSocketClosed && !SocketErrors.IsDisconnect(SocketErrors.FromException(exception)))
+            Interlocked.CompareExchange(ref _exception, exception, null);
+        StopFlushing(SocketErrors.FromException(exception));
+    }
+
+    // --- Closing over the stream ---
+
+    private static readonly Action<object> s_shutdownLayer = static state => ((Connection)state).ShutdownLayer();
+
+    private static readonly Action<Task, object?> s_layerShutDown = static (written, state) => ((Connection)state!).LayerShutDown(written);
+
+    /// <summary>
+    /// A graceful close has sent everything queued: end the layer's side (TLS close_notify), then
+    /// the socket's. The layer's shutdown must not run while a read decrypts (see
+    /// <see cref="NetServer.Tls.ReadGate"/>): the gate runs it now, or as soon as the read waits for bytes or ends.
+    /// </summary>
+    private void StartLayerShutdown()
+    {
+        if (!TryAddReference())
+            return;
+        _gate!.Run(s_shutdownLayer, this); // the reference is released once the layer's end is written
+    }
+
+    /// <summary>
+    /// Runs inside the gate, maybe on a reader's thread: only starts the shutdown (OpenSSL's part
+    /// runs in this call) and leaves the rest to the thread pool, off the gate and the reader.
+    /// </summary>
+    private void ShutdownLayer()
+    {
+        Task written;
+        try
+        {
+            written = _layer!.ShutdownAsync(_stream!);
+        }
+        catch (Exception e)
+        {
+            written = Task.FromException(e); // as if the write had failed: see LayerShutDown
+        }
+
+        written.ContinueWith(s_layerShutDown, this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+    }
+
+    private void LayerShutDown(Task written)
+    {
+        try
+        {
+            // A peer that is gone cannot be told more (the socket is closed below, or already):
+            // a failed close_notify changes nothing, and the failure is observed here.
+            _ = written.Exception;
+            EndOurSide();
+        }
+        finally
+        {
+            ReleaseReference();
+        }
+    }
+}

@@ -1,0 +1,250 @@
+using System;
+using System.Buffers;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Internal;
+using NetServer.Streams;
+
+namespace NetServer;
+
+/// <summary>
+/// Builds one message in pooled send memory and sends it as one unit: bytes of a message are never
+/// interleaved with another send's, from any thread. Get one with
+/// <see cref="StreamConnection.BeginSend"/>, write through <see cref="IBufferWriter{T}"/> (a
+/// serializer can write straight into it), then <see cref="Commit"/> once. A message that is not
+/// committed is dropped by <see cref="Dispose"/>.
+/// </summary>
+/// <remarks>
+/// <para>The memory comes from the connection's pool and goes to its send queue as it is: a large
+/// message is linked into the queue (or handed to the socket) without a copy. A small one (up to
+/// 1 KiB) committed while the queue is busy is copied once into the queue's current chunk, where
+/// it coalesces with its neighbours into one socket write instead of costing a chunk of its own.</para>
+/// <para>Writers are pooled per thread: after <see cref="Commit"/> or <see cref="Dispose"/> the
+/// object may be handed out again, so do not touch it afterwards. Not thread-safe: one thread builds
+/// one message.</para>
+/// </remarks>
+public sealed class SendWriter : IBufferWriter<byte>, IDisposable
+{
+    /// <summary>Messages up to this size are copied into a busy queue's chunk on commit (see remarks).</summary>
+    internal const int SmallMessage = 1024;
+
+    private const int MaxChunk = 256 * 1024;
+
+    [ThreadStatic]
+    private static SendWriter? t_cached;
+
+    private StreamConnection? _owner;
+    private Connection? _connection;
+    private BufferPool? _pool;
+    private byte[]?[] _chunks = new byte[]?[4];
+    private int[] _counts = new int[4];
+    private int _chunkCount;  // chunks in use; the last one is being written
+    private int _chunkSize;
+    private long _written;
+
+    private SendWriter()
+    {
+    }
+
+    /// <summary>Bytes written so far.</summary>
+    public long WrittenCount => _written;
+
+    internal int ChunkCount => _chunkCount;
+
+    internal static SendWriter Rent(StreamConnection owner, Connection? connection, BufferPool pool, int chunkSize)
+    {
+        var writer = t_cached ?? new SendWriter();
+        t_cached = null;
+        writer._owner = owner;
+        writer._connection = connection;
+        writer._pool = pool;
+        writer._chunkSize = Math.Max(chunkSize, 256);
+        return writer;
+    }
+
+    /// <inheritdoc/>
+    public void Advance(int count)
+    {
+        if (count < 0 || _chunkCount == 0 || _counts[_chunkCount - 1] + count > _chunks[_chunkCount - 1]!.Length)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(count), "Advance past the memory returned by GetMemory/GetSpan.");
+        _counts[_chunkCount - 1] += count;
+        _written += count;
+    }
+
+    /// <inheritdoc/>
+    public Memory<byte> GetMemory(int sizeHint = 0)
+    {
+        var chunk = Reserve(sizeHint);
+        var used = _counts[_chunkCount - 1];
+        return new Memory<byte>(chunk, used, chunk.Length - used);
+    }
+
+    /// <inheritdoc/>
+    public Span<byte> GetSpan(int sizeHint = 0)
+    {
+        var chunk = Reserve(sizeHint);
+        var used = _counts[_chunkCount - 1];
+        return new Span<byte>(chunk, used, chunk.Length - used);
+    }
+
+    /// <summary>Appends <paramref name="data"/> to the message.</summary>
+    public void Write(ReadOnlySpan<byte> data)
+    {
+        while (!data.IsEmpty)
+        {
+            var span = GetSpan(Math.Min(data.Length, MaxChunk));
+            var part = Math.Min(span.Length, data.Length);
+            data.Slice(0, part).CopyTo(span);
+            Advance(part);
+            data = data.Slice(part);
+        }
+    }
+
+    /// <summary>
+    /// Sends the message as one unit, with the outcome of <see cref="StreamConnection.SendAsync(ReadOnlySpan{byte})"/>:
+    /// false (and OnError with <c>NoBufferSpaceAvailable</c>) when it does not fit within
+    /// <c>OptionSendBufferLimit</c>, false when not connected. The writer is released either way.
+    /// </summary>
+    public bool Commit()
+    {
+        EnsureActive();
+        var connection = _connection;
+        try
+        {
+            if (connection is null || _written == 0)
+                return connection is not null && connection.IsOpen;
+            var status = connection.SendWritten(this);
+            if (status == SendStatus.Full)
+                connection.ReportSendRefused();
+            return status == SendStatus.Accepted;
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>
+    /// Sends the message as one unit with backpressure: completes when it is accepted within
+    /// <c>OptionSendBufferLimit</c>, at once when there is room, otherwise once enough queued bytes
+    /// have gone out. The writer is released when the returned task completes.
+    /// </summary>
+    /// <returns>True once accepted; false if the connection is closed (or closes while waiting).</returns>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was sent.</exception>
+    public ValueTask<bool> CommitAsync(CancellationToken cancellationToken = default)
+    {
+        EnsureActive();
+        var connection = _connection;
+        if (cancellationToken.IsCancellationRequested)
+        {
+            Release();
+            return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
+        }
+
+        if (connection is null || _written == 0)
+        {
+            Release();
+            return new ValueTask<bool>(connection is not null && connection.IsOpen);
+        }
+
+        var status = connection.SendWritten(this);
+        if (status != SendStatus.Full)
+        {
+            Release();
+            return new ValueTask<bool>(status == SendStatus.Accepted);
+        }
+
+        // The slow path: the message waits as a pooled copy, like any parked send.
+        var copy = _pool!.Rent((int)Math.Min(_written, int.MaxValue));
+        var length = (int)_written;
+        CopyTo(copy);
+        var pool = _pool;
+        Release();
+        return StreamConnection.SendCopyWhenRoomAsync(connection, pool, copy, length, cancellationToken);
+    }
+
+    /// <summary>Drops an uncommitted message and releases the writer.</summary>
+    public void Dispose()
+    {
+        if (_owner is not null)
+            Release();
+    }
+
+    // --- Engine side ---
+
+    /// <summary>The <paramref name="index"/>-th chunk and how many of its bytes are the message.</summary>
+    internal byte[] Chunk(int index, out int count)
+    {
+        count = _counts[index];
+        return _chunks[index]!;
+    }
+
+    /// <summary>The engine takes the chunk (it goes to the send queue, which returns it to the pool when sent).</summary>
+    internal void GiveUp(int index) => _chunks[index] = null;
+
+    /// <summary>Copies the message into <paramref name="destination"/> (which holds at least <see cref="WrittenCount"/> bytes).</summary>
+    internal void CopyTo(Span<byte> destination)
+    {
+        for (var i = 0; i < _chunkCount; i++)
+        {
+            new ReadOnlySpan<byte>(_chunks[i]!, 0, _counts[i]).CopyTo(destination);
+            destination = destination.Slice(_counts[i]);
+        }
+    }
+
+    /// <summary>Returns what the engine did not take and puts the writer back in the thread's cache.</summary>
+    internal void Release()
+    {
+        for (var i = 0; i < _chunkCount; i++)
+        {
+            if (_chunks[i] is { } chunk)
+                _pool!.Return(chunk);
+            _chunks[i] = null;
+            _counts[i] = 0;
+        }
+
+        _chunkCount = 0;
+        _written = 0;
+        _owner = null;
+        _connection = null;
+        _pool = null;
+        t_cached = this;
+    }
+
+    private StreamConnection EnsureActive()
+    {
+        var owner = _owner;
+        if (owner is null)
+            ThrowHelper.ThrowInvalidOperation("This SendWriter was already committed or disposed; get a new one with BeginSend().");
+        return owner;
+    }
+
+    private byte[] Reserve(int sizeHint)
+    {
+        EnsureActive();
+        if (sizeHint < 0)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), "The size hint cannot be negative.");
+        if (_chunkCount > 0)
+        {
+            var last = _chunks[_chunkCount - 1]!;
+            var free = last.Length - _counts[_chunkCount - 1];
+            if (free > 0 && free >= sizeHint)
+                return last;
+        }
+
+        // Chunks double as the message grows (up to 256 KiB), so a large message is a few chunks.
+        var size = _chunkCount == 0 ? _chunkSize : Math.Min(_chunks[_chunkCount - 1]!.Length * 2, MaxChunk);
+        var chunk = _pool!.Rent(Math.Max(size, sizeHint));
+        if (_chunkCount == _chunks.Length)
+        {
+            Array.Resize(ref _chunks, _chunks.Length * 2);
+            Array.Resize(ref _counts, _counts.Length * 2);
+        }
+
+        _chunks[_chunkCount] = chunk;
+        _counts[_chunkCount] = 0;
+        _chunkCount++;
+        return chunk;
+    }
+}
