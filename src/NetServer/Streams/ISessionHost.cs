@@ -22,5 +22,11 @@ internal interface ISessionHost
     /// <summary>The session is connected (and, over TLS, handshaked): it may now take multicasts.</summary>
     void SessionReady(StreamSession session);
 
+    /// <summary>Adds the session to the multicast; false if it is a member already or disconnected.</summary>
+    bool JoinMulticast(StreamSession session);
+
+    /// <summary>Takes the session out of the multicast; false if it was not a member.</summary>
+    bool LeaveMulticast(StreamSession session);
+
     void SessionDisconnected(StreamSession session);
 }

@@ -7,7 +7,8 @@ namespace NetServer.Streams;
 /// The sessions a multicast goes to: an array of slots that readers walk without a lock or an
 /// enumerator allocation, while connects and disconnects take and free slots under a lock.
 /// A session that connects during a multicast may or may not get that message; one that
-/// disconnects during it refuses the send.
+/// disconnects during it refuses the send. A session may leave and join again while it lives;
+/// once removed for good (it disconnected) it cannot join again.
 /// </summary>
 internal sealed class SessionRegistry<TSession>
     where TSession : StreamSession
@@ -26,10 +27,16 @@ internal sealed class SessionRegistry<TSession>
         return slots;
     }
 
-    public void Add(TSession session)
+    /// <summary>Where a session that disconnected is marked: it can never join again.</summary>
+    private const int Gone = -2;
+
+    /// <summary>Adds <paramref name="session"/>; false if it is already a member or has disconnected.</summary>
+    public bool Add(TSession session)
     {
         lock (_lock)
         {
+            if (session.RegistrySlot != -1)
+                return false;
             int slot;
             if (_freeCount > 0)
             {
@@ -50,21 +57,30 @@ internal sealed class SessionRegistry<TSession>
 
             session.RegistrySlot = slot;
             Volatile.Write(ref _slots[slot], session);
+            return true;
         }
     }
 
-    public void Remove(TSession session)
+    /// <summary>
+    /// Removes <paramref name="session"/>; <paramref name="forever"/> (it disconnected) also keeps it
+    /// from joining again. Returns whether it was a member.
+    /// </summary>
+    public bool Remove(TSession session, bool forever)
     {
         lock (_lock)
         {
             var slot = session.RegistrySlot;
+            if (forever)
+                session.RegistrySlot = Gone;
             if (slot < 0 || !ReferenceEquals(_slots[slot], session))
-                return;
+                return false;
             Volatile.Write(ref _slots[slot], null);
-            session.RegistrySlot = -1;
+            if (!forever)
+                session.RegistrySlot = -1;
             if (_freeCount == _free.Length)
                 Array.Resize(ref _free, _free.Length * 2);
             _free[_freeCount++] = slot;
+            return true;
         }
     }
 }

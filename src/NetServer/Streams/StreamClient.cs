@@ -20,8 +20,9 @@ namespace NetServer;
 /// </remarks>
 public abstract class StreamClient : StreamConnection
 {
+    private readonly object _connectLock = new(); // orders a connect's publication against Disconnect
     private int _connecting;
-    private Socket? _connectingSocket;
+    private Socket? _connectingSocket;           // under the connect lock
 
     private protected StreamClient(EndPoint endpoint)
     {
@@ -72,12 +73,12 @@ public abstract class StreamClient : StreamConnection
             RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
             ConnectEndpoint = ResolveSync(Endpoint);
             socket = CreateSocket();
-            Volatile.Write(ref _connectingSocket, socket);
+            lock (_connectLock)
+                _connectingSocket = socket;
             ConfigureSocket(socket, connected: false);
             socket.Connect(ConnectEndpoint);
-            Volatile.Write(ref _connectingSocket, null);
             ConfigureSocket(socket, connected: true);
-            connection = Attach(socket, BufferPool, reads: false);
+            connection = Publish(socket, reads: false);
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
@@ -142,17 +143,17 @@ public abstract class StreamClient : StreamConnection
             RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
             ConnectEndpoint = await ResolveAsync(Endpoint).ConfigureAwait(false);
             socket = CreateSocket();
-            Volatile.Write(ref _connectingSocket, socket);
+            lock (_connectLock)
+                _connectingSocket = socket;
             ConfigureSocket(socket, connected: false);
 
             SocketResult result;
             using (cancellationToken.Register(static state => ((Socket)state!).Dispose(), socket))
                 result = await args.ConnectAsync(socket, ConnectEndpoint).ConfigureAwait(false);
-            Volatile.Write(ref _connectingSocket, null);
             if (!result.IsSuccess)
                 throw new SocketException((int)result.Error);
             ConfigureSocket(socket, connected: true);
-            connection = Attach(socket, BufferPool, reads: true);
+            connection = Publish(socket, reads: true);
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
@@ -180,6 +181,37 @@ public abstract class StreamClient : StreamConnection
         if (throwOnFailure && connection.Reason == NetServer.DisconnectReason.HandshakeFailed && connection.Exception is { } failure)
             System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(failure).Throw();
         return false;
+    }
+
+    /// <summary>
+    /// Publishes the connection of a socket that connected, in one step with forgetting the socket
+    /// as "connecting": a <see cref="Disconnect"/> sees either the connecting socket (and abandons
+    /// the attempt) or the connection (and closes it), never neither.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">A Disconnect abandoned the attempt meanwhile.</exception>
+    private Connection Publish(Socket socket, bool reads)
+    {
+        lock (_connectLock)
+        {
+            if (!ReferenceEquals(_connectingSocket, socket))
+                throw new ObjectDisposedException(nameof(Socket), "The connect was abandoned by Disconnect.");
+            _connectingSocket = null;
+            return Attach(socket, BufferPool, reads);
+        }
+    }
+
+    /// <summary>Abandons a connect in progress; false if there is none.</summary>
+    private bool AbandonConnect()
+    {
+        Socket? connecting;
+        lock (_connectLock)
+        {
+            connecting = _connectingSocket;
+            _connectingSocket = null;
+        }
+
+        connecting?.Dispose();
+        return connecting is not null;
     }
 
     /// <summary>
@@ -222,7 +254,12 @@ public abstract class StreamClient : StreamConnection
     /// <summary>A failed attempt: OnError for unexpected errors, then OnDisconnected, as for any connection end.</summary>
     private void ConnectFailed(Socket? socket, SocketError error)
     {
-        Volatile.Write(ref _connectingSocket, null);
+        lock (_connectLock)
+        {
+            if (ReferenceEquals(_connectingSocket, socket))
+                _connectingSocket = null;
+        }
+
         socket?.Dispose();
         RecordConnectFailure(NetServer.DisconnectReason.ConnectFailed, null);
         Volatile.Write(ref _connecting, 0);
@@ -234,7 +271,12 @@ public abstract class StreamClient : StreamConnection
     /// <summary>OnConnecting (or CreateSocket) threw: the attempt ends with OnDisconnected and the exception goes to the caller.</summary>
     private void HandlerFailedWhileConnecting(Socket? socket, Exception exception)
     {
-        Volatile.Write(ref _connectingSocket, null);
+        lock (_connectLock)
+        {
+            if (ReferenceEquals(_connectingSocket, socket))
+                _connectingSocket = null;
+        }
+
         socket?.Dispose();
         RecordConnectFailure(NetServer.DisconnectReason.HandlerException, exception);
         Volatile.Write(ref _connecting, 0);
@@ -245,29 +287,12 @@ public abstract class StreamClient : StreamConnection
     /// Disconnects (see <see cref="StreamConnection.Disconnect"/>); while a connect is in progress, abandons it.
     /// </summary>
     /// <returns>True if a connection or a connect attempt was ended.</returns>
-    public override bool Disconnect()
-    {
-        if (Volatile.Read(ref _connectingSocket) is { } connecting)
-        {
-            connecting.Dispose();
-            return true;
-        }
-
-        return base.Disconnect();
-    }
+    public override bool Disconnect() => AbandonConnect() || base.Disconnect();
 
     /// <summary>Starts a graceful disconnect and returns at once; OnDisconnected follows.</summary>
     /// <returns>True if a disconnect started; false if not connected.</returns>
-    public virtual bool DisconnectAsync()
-    {
-        if (Volatile.Read(ref _connectingSocket) is { } connecting)
-        {
-            connecting.Dispose();
-            return true;
-        }
-
-        return CurrentConnection?.Close(NetServer.DisconnectReason.LocalDisconnect) == true;
-    }
+    public virtual bool DisconnectAsync() =>
+        AbandonConnect() || CurrentConnection?.Close(NetServer.DisconnectReason.LocalDisconnect) == true;
 
     /// <summary>Disconnects (waiting as <see cref="Disconnect"/> does), then connects synchronously.</summary>
     /// <returns>False if not connected, or if the new connect failed.</returns>

@@ -1,7 +1,6 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
@@ -9,7 +8,6 @@ using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
 using NetServer.Streams;
-using NetServer.Transport;
 
 namespace NetServer;
 
@@ -22,12 +20,6 @@ namespace NetServer;
 public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDisposable, ISessionHost
     where TSession : StreamSession
 {
-    private static readonly WaitCallback s_startSession = static state =>
-    {
-        var (server, socket, generation) = ((StreamServer<TSession>, Socket, int))state!;
-        server.StartSession(socket, generation);
-    };
-
     private const int LifecycleStopped = 0;
     private const int LifecycleStarting = 1;
     private const int LifecycleStarted = 2;
@@ -41,7 +33,10 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     private long _bytesPending;
     private long _bytesSent;
     private long _bytesReceived;
-    private int _acceptorBacklog = 1024;
+    private long _admittedSessions; // accepted and not yet finished (counts sessions still being set up)
+    private long _rejectedSessions;
+    private int _maxSessions;
+    private int _acceptorBacklog = DefaultAcceptorBacklog;
     private int _receiveBufferSize = 8192;
     private int _sendBufferSize = 8192;
     private bool _receiveBufferSizeSet;
@@ -86,7 +81,31 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     /// <summary>True while the server accepts new connections.</summary>
     public bool IsAccepting => _isAccepting;
 
-    /// <summary>Length of the listen backlog (default 1024).</summary>
+    /// <summary>Default for <see cref="OptionAcceptorBacklog"/>: 4096 (Linux caps it at <c>net.core.somaxconn</c>, 4096 by default).</summary>
+    public const int DefaultAcceptorBacklog = 4096;
+
+    /// <summary>
+    /// Connections the server refused because it was at <see cref="OptionMaxSessions"/> since it started.
+    /// </summary>
+    public long RejectedSessions => Interlocked.Read(ref _rejectedSessions);
+
+    /// <summary>
+    /// Most sessions at once (default 0: no limit). A connection accepted beyond it is closed at once,
+    /// before any session is created for it; <see cref="RejectedSessions"/> counts it and
+    /// <see cref="OnError(SocketError)"/> reports <see cref="SocketError.TooManyOpenSockets"/>.
+    /// Sessions still being set up count towards the limit.
+    /// </summary>
+    public int OptionMaxSessions
+    {
+        get => _maxSessions;
+        set => _maxSessions = ThrowHelper.ValidateOption(value, zeroAllowed: true, nameof(OptionMaxSessions));
+    }
+
+    /// <summary>
+    /// Length of the kernel's queue of connections waiting to be accepted (default
+    /// <see cref="DefaultAcceptorBacklog"/>; NetCoreServer's was 1024). A connect storm larger than the
+    /// queue makes the kernel drop connection attempts, which clients retry only after a second.
+    /// </summary>
     public int OptionAcceptorBacklog
     {
         get => _acceptorBacklog;
@@ -194,8 +213,11 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         if (!BeginStop())
             return false;
 
-        // Sessions accepted while the stop began close themselves; the second pass waits for them.
+        // Sessions accepted while the stop began finish their set-up (and then close themselves):
+        // wait for the set-ups first, then for every session.
         var deadline = DateTime.UtcNow + StreamConnection.BlockingWaitTimeout;
+        if (!CallbackScope.IsActive)
+            _startsWait.WaitUntil(this, static s => Volatile.Read(ref s._starting) == 0, StreamConnection.BlockingWaitTimeout);
         for (var pass = 0; pass < 2; pass++)
         {
             foreach (var session in Sessions.Values)
@@ -216,6 +238,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     {
         if (!BeginStop())
             return false;
+        await Volatile.Read(ref _startsDrained)!.Task.ConfigureAwait(false);
         for (var pass = 0; pass < 2; pass++)
         {
             var waits = new List<Task>();
@@ -239,6 +262,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             return false;
 
         _isAccepting = false;
+        StopAccepting();
         OnStopping();
 
         var listener = _listener!;
@@ -291,313 +315,4 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
 
     /// <summary>The session with the given id, or null if it is not connected.</summary>
     public TSession? FindSession(Guid id) => Sessions.TryGetValue(id, out var session) ? session : null;
-
-    // --- Accepting ---
-
-    private async Task AcceptLoopAsync(Socket listener, int generation)
-    {
-        using var args = new SocketAwaitableEventArgs();
-        while (true)
-        {
-            SocketResult result;
-            try
-            {
-                result = await args.AcceptAsync(listener).ConfigureAwait(false);
-            }
-            catch (ObjectDisposedException)
-            {
-                return; // Stop closed the listener before the accept was issued.
-            }
-
-            if (result.IsSuccess)
-            {
-                var socket = args.AcceptSocket!;
-                args.AcceptSocket = null;
-
-                // Set up the session off the accept loop, so a slow OnConnected never delays accepting.
-                ThreadPool.UnsafeQueueUserWorkItem(s_startSession, (this, socket, generation));
-                continue;
-            }
-
-            if (!_isAccepting || generation != Volatile.Read(ref _generation))
-                return; // Stop closed the listener.
-
-            if (!SocketErrors.IsDisconnect(result.Error))
-                ReportError(result.Error);
-
-            // Out of descriptors or buffers: accepting again at once would only fail again.
-            if (SocketErrors.IsResourceExhaustion(result.Error))
-                await Task.Delay(50).ConfigureAwait(false);
-        }
-    }
-
-    private void StartSession(Socket socket, int generation)
-    {
-        try
-        {
-            ConfigureAcceptedSocket(socket);
-        }
-        catch (SocketException e)
-        {
-            // A peer that reset before set-up is an ordinary disconnect; an option the system
-            // refuses is not, and is reported.
-            socket.Dispose();
-            if (!SocketErrors.IsDisconnect(e.SocketErrorCode))
-                ReportError(e.SocketErrorCode);
-            return;
-        }
-
-        TSession session;
-        try
-        {
-            session = CreateSession();
-            if (session?.Host != this)
-                throw new InvalidOperationException("CreateSession() must return a new session created for this server.");
-        }
-        catch (Exception e)
-        {
-            // Reported before the close, so whoever sees the connection end can find the reason.
-            try
-            {
-                ReportException(e);
-            }
-            finally
-            {
-                socket.Dispose();
-            }
-
-            return;
-        }
-
-        // The connection starts held: a disconnect inside the connect hooks cannot raise
-        // OnDisconnected before they have all returned.
-        var connection = session.Attach(socket, BufferPool, reads: true);
-        try
-        {
-            Sessions[session.Id] = session;
-            Interlocked.Increment(ref _connectedSessions);
-
-            // A Stop that ran between the accept and the registration above did not see this session.
-            if (!_isAccepting || generation != Volatile.Read(ref _generation))
-                connection.Abort(DisconnectReason.ServerStopped);
-
-            RunConnectHook(connection, static s => s.RaiseConnecting(), session);
-            RunConnectHook(connection, static s => s.RaiseConnected(), session);
-
-            // Multicasts reach a session once it is ready (connected, and handshaked over TLS),
-            // so none overtakes its OnConnected or fills the queue of a handshake that never ends.
-            connection.Open(startReceiving: true);
-        }
-        finally
-        {
-            connection.Release();
-        }
-    }
-
-    private static void RunConnectHook(Connection connection, Action<TSession> hook, TSession session)
-    {
-        if (!connection.IsOpen)
-            return;
-        CallbackScope.Enter();
-        try
-        {
-            hook(session);
-        }
-        catch (Exception e)
-        {
-            connection.Abort(DisconnectReason.HandlerException, e);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
-    }
-
-    // --- Extension points for the concrete servers ---
-
-    /// <summary>Turns the configured endpoint into one that can be bound (TCP: resolves a host name).</summary>
-    private protected virtual EndPoint ResolveEndpoint(EndPoint endpoint) => endpoint;
-
-    /// <summary>Applies listener options before bind (TCP: dual mode, address reuse).</summary>
-    private protected virtual void ConfigureListener(Socket listener)
-    {
-    }
-
-    /// <summary>Applies per-connection options to an accepted socket (TCP: no-delay, keep-alive).</summary>
-    private protected virtual void ConfigureAcceptedSocket(Socket socket)
-    {
-    }
-
-    /// <summary>Runs just before bind (Unix sockets: remove a stale socket file).</summary>
-    private protected virtual void BeforeBind(EndPoint endpoint)
-    {
-    }
-
-    /// <summary>Runs after the listener is closed (Unix sockets: remove the socket file).</summary>
-    private protected virtual void AfterListenerClosed(EndPoint endpoint)
-    {
-    }
-
-    // --- ISessionHost ---
-
-    void ISessionHost.CountSent(long bytes) => Interlocked.Add(ref _bytesSent, bytes);
-
-    void ISessionHost.CountReceived(long bytes) => Interlocked.Add(ref _bytesReceived, bytes);
-
-    void ISessionHost.CountPending(long delta) => Interlocked.Add(ref _bytesPending, delta);
-
-    void ISessionHost.SessionConnecting(StreamSession session) => OnConnecting((TSession)session);
-
-    void ISessionHost.SessionConnected(StreamSession session) => OnConnected((TSession)session);
-
-    void ISessionHost.SessionDisconnecting(StreamSession session) => OnDisconnecting((TSession)session);
-
-    void ISessionHost.SessionReady(StreamSession session) => _registry.Add((TSession)session);
-
-    void ISessionHost.SessionDisconnected(StreamSession session)
-    {
-        var typed = (TSession)session;
-        if (Sessions.TryRemove(typed.Id, out _))
-            Interlocked.Decrement(ref _connectedSessions);
-        _registry.Remove(typed);
-
-        CallbackScope.Enter();
-        try
-        {
-            typed.RaiseDisconnected(typed.DisconnectReason);
-            OnDisconnected(typed);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
-    }
-
-    private void ReportError(SocketError error)
-    {
-        CallbackScope.Enter();
-        try
-        {
-            OnError(error);
-        }
-        catch (Exception e)
-        {
-            ReportException(e);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
-    }
-
-    private void ReportException(Exception exception)
-    {
-        CallbackScope.Enter();
-        try
-        {
-            OnError(exception);
-        }
-        catch (Exception e)
-        {
-            // The handler for failures failed as well: the trace is the last place left to report both.
-            Trace.TraceError("NetServer: {0} failed while handling {1}", e, exception);
-        }
-        finally
-        {
-            CallbackScope.Exit();
-        }
-    }
-
-    // --- Hooks ---
-
-    /// <summary>Called at the start of <see cref="Start"/>.</summary>
-    protected virtual void OnStarting()
-    {
-    }
-
-    /// <summary>Called once the server listens.</summary>
-    protected virtual void OnStarted()
-    {
-    }
-
-    /// <summary>Called at the start of <see cref="Stop"/>.</summary>
-    protected virtual void OnStopping()
-    {
-    }
-
-    /// <summary>Called when the server has stopped and (outside hooks) every session has disconnected.</summary>
-    protected virtual void OnStopped()
-    {
-    }
-
-    /// <summary>Called when a session is being set up (after the session's own OnConnecting).</summary>
-    protected virtual void OnConnecting(TSession session)
-    {
-    }
-
-    /// <summary>Called when a session is connected (after the session's own OnConnected), before it receives anything.</summary>
-    protected virtual void OnConnected(TSession session)
-    {
-    }
-
-    /// <summary>Called when a session starts to close (after the session's own OnDisconnecting).</summary>
-    protected virtual void OnDisconnecting(TSession session)
-    {
-    }
-
-    /// <summary>Called once per session, last (after the session's own OnDisconnected); the session is already removed from <see cref="Sessions"/>.</summary>
-    protected virtual void OnDisconnected(TSession session)
-    {
-    }
-
-    /// <summary>Called on accept errors other than ordinary disconnects (for example, out of file descriptors).</summary>
-    protected virtual void OnError(SocketError error)
-    {
-    }
-
-    /// <summary>
-    /// Called when application code that the server runs outside any session throws:
-    /// <c>CreateSession</c>, or <see cref="OnError(SocketError)"/>. The connection being set up is
-    /// closed and the server keeps accepting. The default writes the exception to
-    /// <see cref="Trace"/>. (A hook of a session that throws closes that session instead, with
-    /// <see cref="DisconnectReason.HandlerException"/>.)
-    /// </summary>
-    protected virtual void OnError(Exception exception) => Trace.TraceError("NetServer: {0}", exception);
-
-    // --- Dispose ---
-
-    /// <summary>True once disposed.</summary>
-    public bool IsDisposed { get; private set; }
-
-    /// <summary>True when there is no listening socket.</summary>
-    public bool IsSocketDisposed => Volatile.Read(ref _listener) is null;
-
-    /// <summary>Stops the server (as <see cref="Stop"/>).</summary>
-    public void Dispose()
-    {
-        Dispose(true);
-        GC.SuppressFinalize(this);
-    }
-
-    /// <summary>Stops the server when <paramref name="disposingManagedResources"/> is true.</summary>
-    protected virtual void Dispose(bool disposingManagedResources)
-    {
-        if (IsDisposed)
-            return;
-        IsDisposed = true;
-        if (disposingManagedResources)
-            Stop();
-    }
-
-    /// <summary>Stops the server (as <see cref="StopAsync"/>).</summary>
-    public async ValueTask DisposeAsync()
-    {
-        if (!IsDisposed)
-        {
-            IsDisposed = true;
-            await StopAsync().ConfigureAwait(false);
-        }
-
-        GC.SuppressFinalize(this);
-    }
 }

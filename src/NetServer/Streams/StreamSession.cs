@@ -18,8 +18,30 @@ public abstract class StreamSession : StreamConnection
 
     internal ISessionHost Host { get; }
 
-    /// <summary>Where the session sits in its server's multicast registry (-1 when not registered).</summary>
+    /// <summary>Where the session sits in its server's multicast registry (-1 when not registered, -2 once disconnected).</summary>
     internal int RegistrySlot { get; set; } = -1;
+
+    /// <summary>
+    /// Whether the session joins its server's multicast as soon as it is ready (connected, and
+    /// handshaked over TLS): true by default, as in NetCoreServer. A session whose protocol starts
+    /// later (a WebSocket session, at its upgrade) sets it to false in its constructor and calls
+    /// <see cref="JoinMulticast"/> when it is ready.
+    /// </summary>
+    protected internal bool AutoJoinMulticast { get; protected set; } = true;
+
+    /// <summary>True while the session receives its server's multicasts.</summary>
+    public bool IsMulticastMember => RegistrySlot >= 0;
+
+    /// <summary>
+    /// Starts receiving the server's multicasts (a session that does not join when it connects,
+    /// see <see cref="AutoJoinMulticast"/>, or one that left).
+    /// </summary>
+    /// <returns>True if it joined; false if it is a member already, or is not connected.</returns>
+    public bool JoinMulticast() => IsConnected && Host.JoinMulticast(this);
+
+    /// <summary>Stops receiving the server's multicasts; a multicast under way may still reach it.</summary>
+    /// <returns>True if it left; false if it was not a member.</returns>
+    public bool LeaveMulticast() => Host.LeaveMulticast(this);
 
     internal override void CountSent(long bytes)
     {

@@ -179,13 +179,16 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
         return new SocketResult(BytesTransferred, SocketError);
     }
 
+    // Acquire: seeing the sentinel must also show the operation's results (BytesTransferred,
+    // SocketError) written before it was published; a plain read may be reordered before them (the
+    // same reordering Kestrel fixed by making this field volatile, dotnet/aspnetcore#50623).
     ValueTaskSourceStatus IValueTaskSource<SocketResult>.GetStatus(short token) =>
-        ReferenceEquals(_continuation, s_completedSentinel) ? ValueTaskSourceStatus.Succeeded : ValueTaskSourceStatus.Pending;
+        ReferenceEquals(Volatile.Read(ref _continuation), s_completedSentinel) ? ValueTaskSourceStatus.Succeeded : ValueTaskSourceStatus.Pending;
 
     void IValueTaskSource<SocketResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
     {
         _continuationState = state;
-        var previous = _continuation ?? Interlocked.CompareExchange(ref _continuation, continuation, null);
+        var previous = Volatile.Read(ref _continuation) ?? Interlocked.CompareExchange(ref _continuation, continuation, null);
         if (ReferenceEquals(previous, s_completedSentinel))
         {
             // The operation finished between the start and this registration: run the

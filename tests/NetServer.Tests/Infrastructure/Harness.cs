@@ -49,6 +49,10 @@ public interface IProbeServer : IDisposable, IAsyncDisposable
     ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default);
 
     StreamSession? FindSession(Guid id);
+
+    int OptionMaxSessions { get; set; }
+
+    long RejectedSessions { get; }
 }
 
 /// <summary>
@@ -78,6 +82,9 @@ public sealed class Probe
 
     /// <summary>Completes with the reason when OnDisconnected has run.</summary>
     public TaskCompletionSource<DisconnectReason> DisconnectedSignal { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Whether a session of this probe joins its server's multicast when it is ready (default true).</summary>
+    public bool AutoJoinMulticast { get; set; } = true;
 
     /// <summary>Set when OnReceived was ever entered while another OnReceived of the same connection ran.</summary>
     public bool ReceivedOverlapped { get; private set; }
@@ -174,9 +181,16 @@ public sealed class Probe
 }
 
 /// <summary>A TCP session that forwards every hook to its <see cref="Probe"/>.</summary>
-public sealed class ProbeTcpSession(TcpServer server, Probe probe) : TcpSession(server)
+public sealed class ProbeTcpSession : TcpSession
 {
-    public Probe Probe { get; } = probe;
+    public ProbeTcpSession(TcpServer server, Probe probe)
+        : base(server)
+    {
+        Probe = probe;
+        AutoJoinMulticast = probe.AutoJoinMulticast;
+    }
+
+    public Probe Probe { get; }
 
     protected override void OnConnecting() => Probe.OnConnecting();
 
@@ -196,9 +210,16 @@ public sealed class ProbeTcpSession(TcpServer server, Probe probe) : TcpSession(
 }
 
 /// <summary>A Unix-socket session that forwards every hook to its <see cref="Probe"/>.</summary>
-public sealed class ProbeUdsSession(UdsServer server, Probe probe) : UdsSession(server)
+public sealed class ProbeUdsSession : UdsSession
 {
-    public Probe Probe { get; } = probe;
+    public ProbeUdsSession(UdsServer server, Probe probe)
+        : base(server)
+    {
+        Probe = probe;
+        AutoJoinMulticast = probe.AutoJoinMulticast;
+    }
+
+    public Probe Probe { get; }
 
     protected override void OnConnecting() => Probe.OnConnecting();
 

@@ -17,6 +17,8 @@ namespace NetServer.Tests.Infrastructure;
 internal sealed class LeakCheckingBufferPool : BufferPool
 {
     private readonly ConcurrentDictionary<byte[], string> _outstanding = new(ReferenceEqualityComparer.Instance);
+    private long _outstandingBytes;
+    private long _peakOutstandingBytes;
     private long _rents;
     private long _returns;
     private long _rentedBytes;
@@ -31,20 +33,39 @@ internal sealed class LeakCheckingBufferPool : BufferPool
 
     public int Outstanding => _outstanding.Count;
 
+    /// <summary>Bytes of the arrays lent out and not returned yet: the memory the engine holds now.</summary>
+    public long OutstandingBytes => Interlocked.Read(ref _outstandingBytes);
+
+    /// <summary>The most <see cref="OutstandingBytes"/> ever held at once (since the last <see cref="ResetPeak"/>).</summary>
+    public long PeakOutstandingBytes => Interlocked.Read(ref _peakOutstandingBytes);
+
+    public void ResetPeak() => Interlocked.Exchange(ref _peakOutstandingBytes, OutstandingBytes);
+
+    /// <summary>Skip the rent's stack trace (for tests that rent a great deal; leaks are still found, without their origin).</summary>
+    public bool CaptureStacks { get; set; } = true;
+
     public override byte[] Rent(int minimumLength)
     {
         // Fresh arrays, so a use after return shows up as an unknown array rather than silently working.
         var array = new byte[Math.Max(minimumLength, 1)];
-        _outstanding[array] = Environment.StackTrace;
+        _outstanding[array] = CaptureStacks ? Environment.StackTrace : "(stack not captured)";
         Interlocked.Increment(ref _rents);
         Interlocked.Add(ref _rentedBytes, array.Length);
+        var held = Interlocked.Add(ref _outstandingBytes, array.Length);
+        long peak;
+        while (held > (peak = Interlocked.Read(ref _peakOutstandingBytes)) && Interlocked.CompareExchange(ref _peakOutstandingBytes, held, peak) != peak)
+        {
+        }
+
         return array;
     }
 
     public override void Return(byte[] array)
     {
         Interlocked.Increment(ref _returns);
-        if (!_outstanding.TryRemove(array, out _))
+        if (_outstanding.TryRemove(array, out _))
+            Interlocked.Add(ref _outstandingBytes, -array.Length);
+        else
             _misuse ??= $"An array of {array.Length} bytes was returned that is not rented (double return?):{Environment.NewLine}{Environment.StackTrace}";
     }
 

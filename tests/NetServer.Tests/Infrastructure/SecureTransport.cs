@@ -141,9 +141,16 @@ internal static class SecureTransport
 }
 
 /// <summary>A TLS session that forwards every hook to its <see cref="Probe"/>, the handshake hooks included.</summary>
-public sealed class ProbeSslSession(SslServer server, Probe probe) : SslSession(server)
+public sealed class ProbeSslSession : SslSession
 {
-    public Probe Probe { get; } = probe;
+    public ProbeSslSession(SslServer server, Probe probe)
+        : base(server)
+    {
+        Probe = probe;
+        AutoJoinMulticast = probe.AutoJoinMulticast;
+    }
+
+    public Probe Probe { get; }
 
     /// <summary>Makes the TLS layer of the connection instead of the library (a test that watches the layer); null: the library's.</summary>
     internal Func<SslContext, string?, SecureLayer>? Layer { get; set; }
