@@ -31,16 +31,28 @@ internal static class CallbackScope
     [ThreadStatic]
     private static bool t_corked;      // the owner took the flusher role to gather this hook's sends
 
+    [ThreadStatic]
+    private static bool t_receiving;   // the outermost hook is the owner's delivery of received bytes
+
     public static bool IsActive => t_depth != 0;
 
     /// <summary>Enters a hook that belongs to no single connection (a server hook, a timer).</summary>
     public static void Enter() => Enter(null);
 
     /// <summary>Enters a hook of <paramref name="owner"/>: its sends made inside are gathered.</summary>
-    public static void Enter(Connection? owner)
+    public static void Enter(Connection? owner) => Enter(owner, receiving: false);
+
+    /// <summary>
+    /// Enters a hook of <paramref name="owner"/>; <paramref name="receiving"/> marks the delivery of
+    /// received bytes, whose sends are the connection's answers (see <see cref="IsAnswering"/>).
+    /// </summary>
+    public static void Enter(Connection? owner, bool receiving)
     {
         if (t_depth++ == 0)
+        {
             t_owner = owner;
+            t_receiving = receiving;
+        }
     }
 
     /// <summary>Leaves a hook; the outermost exit sends what the owner's hook gathered.</summary>
@@ -70,6 +82,9 @@ internal static class CallbackScope
 
     /// <summary>True when the current thread runs a hook of <paramref name="connection"/> (directly or nested).</summary>
     public static bool IsGathering(Connection connection) => t_depth != 0 && ReferenceEquals(t_owner, connection);
+
+    /// <summary>True when the current thread delivers received bytes of <paramref name="connection"/>: a send now answers them.</summary>
+    public static bool IsAnswering(Connection connection) => t_receiving && IsGathering(connection);
 
     /// <summary>The owner took the flusher role to gather; the outermost exit uncorks it.</summary>
     public static void MarkCorked() => t_corked = true;

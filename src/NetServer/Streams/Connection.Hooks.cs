@@ -102,7 +102,7 @@ internal sealed partial class Connection
     /// </summary>
     private int RaiseReceived(byte[] array, int offset, int count)
     {
-        CallbackScope.Enter(this);
+        CallbackScope.Enter(this, receiving: true);
         try
         {
             return _owner.InvokeReceived(array, offset, count);

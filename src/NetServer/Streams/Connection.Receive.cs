@@ -39,6 +39,7 @@ internal sealed partial class Connection
     private int _pause;           // PausedBy* flags; the send-backlog flag changes only under the send lock
     private int _readSize;        // 0 until the first loop starts
     private int _minReadSize;
+    private volatile bool _answered; // the last delivery's hook queued sends on this connection
 
     /// <summary>
     /// Starts the receive loop; does nothing if it already runs or the socket is closed. During a
@@ -253,6 +254,7 @@ internal sealed partial class Connection
     /// </summary>
     private bool Deliver()
     {
+        _answered = false; // set by a send the hook makes on this connection (see AdmitLocked)
         while (true)
         {
             var protocol = _owner.Protocol;
@@ -288,13 +290,19 @@ internal sealed partial class Connection
     /// <summary>Delivers retained bytes before reading again (after a resume); false when the connection is ending.</summary>
     private bool RedeliverRetained() => _receiveBuffer.Length == 0 || !IsOpen || Volatile.Read(ref _pause) != 0 || Deliver();
 
-    /// <summary>Whether the loop must stop reading now: paused by the application, or too much waits to be sent.</summary>
+    /// <summary>
+    /// Whether the loop must stop reading now: paused by the application, or too much waits to be
+    /// sent while the connection answers what it receives. Only a connection whose receive hook
+    /// queued sends (an echo, a request/response protocol) pauses for its send backlog: pausing one
+    /// whose backlog comes from elsewhere (a client streaming an upload while it reads the replies)
+    /// would stop it reading the very replies its peer waits to send, and both would wait forever.
+    /// </summary>
     private bool ShouldPark()
     {
         if (!IsOpen)
             return false; // a closing connection reads on to find the peer's end
         var highWater = _owner.EffectiveHighWaterMark;
-        if (highWater > 0 && Volatile.Read(ref _bytesPending) >= highWater)
+        if (_answered && highWater > 0 && Volatile.Read(ref _bytesPending) >= highWater)
             PauseForSendBacklog(highWater);
         return Volatile.Read(ref _pause) != 0;
     }

@@ -233,6 +233,8 @@ internal sealed partial class Connection
 
         AccountQueuedLocked(length);
         watermark = _queuedTotal;
+        if (CallbackScope.IsAnswering(this))
+            _answered = true;
         if (_flushing)
         {
             if (_corked && _queue.PendingBytes + length >= GatherLimit)

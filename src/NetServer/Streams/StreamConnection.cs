@@ -151,12 +151,15 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
-    /// Receiving pauses while more than this many bytes wait in the send queue (default
+    /// A connection that answers what it receives (its OnReceived, or its protocol, sent something)
+    /// stops receiving while more than this many bytes wait in its send queue (default
     /// <see cref="DefaultSendHighWaterMark"/>; 0 = never), and resumes once they drained to
-    /// <see cref="OptionSendLowWaterMark"/>. A connection that answers what it receives (an echo, a
-    /// proxy, request/response) thus slows its peer down through TCP instead of piling up replies
-    /// for a peer that does not read: nothing is lost and memory stays bounded. The send limit
-    /// (<see cref="OptionSendBufferLimit"/>) stays the last guard; a high-water mark above it acts as the limit.
+    /// <see cref="OptionSendLowWaterMark"/>. An echo, a proxy, a request/response protocol thus
+    /// slows its peer down through TCP instead of piling up replies for a peer that does not read:
+    /// nothing is lost and memory stays bounded. A connection whose backlog comes from sends made
+    /// outside its receive hook (a client streaming an upload) keeps reading, so it never stops
+    /// reading the replies its peer waits to send. The send limit (<see cref="OptionSendBufferLimit"/>)
+    /// stays the last guard; a high-water mark above it acts as the limit.
     /// </summary>
     public int OptionSendHighWaterMark
     {

@@ -152,6 +152,46 @@ public sealed class ReceivePauseTests
         }
     }
 
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task A_client_streaming_from_outside_its_hooks_keeps_reading_while_its_backlog_is_high(TransportKind kind)
+    {
+        // The client's backlog is its own upload, not answers to what it receives: were it to stop
+        // reading for it, the echoing server would stop too, and neither would ever drain (over
+        // Unix sockets, whose kernel buffers are small, this hung at once).
+        const long Size = 64L * 1024 * 1024;
+        await using var harness = new ServerHarness(kind);
+        harness.Pool.CaptureStacks = false;
+        harness.Probe.ConfigureSession = probe => probe.Received = static (session, buffer, offset, count) =>
+            Assert.True(session.SendAsync(buffer, offset, count));
+        Assert.True(harness.Start());
+
+        var probe = new Probe();
+        long mismatch = -1;
+        probe.Received = (_, buffer, offset, size) =>
+        {
+            var at = Framing.FindPatternMismatch(buffer.AsSpan((int)offset, (int)size), probe.ReceivedBytes - size);
+            if (at >= 0 && mismatch < 0)
+                mismatch = probe.ReceivedBytes - size + at;
+        };
+        using var client = harness.CreateClient(probe);
+        Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout));
+        var chunk = new byte[256 * 1024];
+        for (long position = 0; position < Size; position += chunk.Length)
+        {
+            Framing.FillPattern(chunk, position);
+            var send = client.SendAsync(chunk.AsMemory(), CancellationToken.None).AsTask();
+            if (await Task.WhenAny(send, Task.Delay(s_timeout)) != send)
+            {
+                var session = harness.Probe.Sessions.Keys.Select(harness.FindSession).Single()!;
+                Assert.Fail($"The upload stalled at {position}: client pending {client.BytesPending} paused {client.IsReceivingPaused} received {probe.ReceivedBytes}; session pending {session.BytesPending} paused {session.IsReceivingPaused} received {session.BytesReceived} sent {session.BytesSent}");
+            }
+        }
+
+        await Wait.UntilAsync(() => probe.ReceivedBytes == Size, () => $"every byte back (has {probe.ReceivedBytes})", s_timeout);
+        Assert.Equal(-1, mismatch);
+    }
+
     private static async Task WritePatternAsync(Socket peer, long size, Action<long> progress)
     {
         var chunk = new byte[1024 * 1024];
