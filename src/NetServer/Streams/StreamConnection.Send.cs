@@ -26,8 +26,9 @@ public abstract partial class StreamConnection
     /// <returns>The number of bytes sent; 0 if not connected or refused.</returns>
     public virtual long Send(byte[] buffer, long offset, long size)
     {
+        // Through the span overload, as in NetCoreServer: overriding that one sees every blocking send.
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
-        return SendBlocking(new ReadOnlySpan<byte>(buffer, start, count));
+        return Send(new ReadOnlySpan<byte>(buffer, start, count));
     }
 
     /// <summary>
@@ -77,8 +78,9 @@ public abstract partial class StreamConnection
     /// <returns>True if the bytes were accepted; false if not connected or the send limit refused them.</returns>
     public virtual bool SendAsync(byte[] buffer, long offset, long size)
     {
+        // Through the span overload, as in NetCoreServer: overriding that one sees every queued send.
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
-        return SendQueued(new ReadOnlySpan<byte>(buffer, start, count));
+        return SendAsync(new ReadOnlySpan<byte>(buffer, start, count));
     }
 
     /// <summary>
