@@ -10,7 +10,9 @@ namespace NetServer;
 
 /// <summary>
 /// Multicast: the payload is copied once into a reference-counted pooled buffer and every
-/// session queues a reference to it, so a message to N sessions costs one copy, not N.
+/// session queues a reference to it, so a message to N sessions costs one copy, not N. A session
+/// whose type overrides a compatible <c>SendAsync</c> gets the message through that override
+/// instead, as in NetCoreServer.
 /// </summary>
 public abstract partial class StreamServer<TSession>
 {
@@ -38,6 +40,14 @@ public abstract partial class StreamServer<TSession>
     /// <see cref="DisconnectReason.SendBufferFull"/> rather than silently miss the message; use
     /// <see cref="MulticastAsync"/> to wait for slow sessions instead.
     /// </summary>
+    /// <remarks>
+    /// A session whose type overrides <c>SendAsync(ReadOnlySpan&lt;byte&gt;)</c> or
+    /// <c>SendAsync(byte[], long, long)</c> gets the message through that override (the span one
+    /// when both are), and what the override decides stands: if it refuses, that session misses
+    /// the message and stays connected. The array passed to the <c>byte[]</c> override is a pooled
+    /// copy shared by the sessions of one multicast: it is valid during the call only and must not
+    /// be changed.
+    /// </remarks>
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(ReadOnlySpan<byte> buffer)
     {
@@ -46,20 +56,35 @@ public abstract partial class StreamServer<TSession>
         if (buffer.IsEmpty)
             return true;
 
-        var shared = SharedBuffer.Create(BufferPool, buffer);
+        SharedBuffer? shared = null;
+        byte[]? array = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
             for (var i = 0; i < used; i++)
             {
-                var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection?.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
+                var session = Volatile.Read(ref slots[i]);
+                if (session is null)
+                    continue;
+                if (session.MulticastRoute != MulticastRoute.SharedCopy)
+                {
+                    SendThroughOverride(session, buffer, ref array);
+                    continue;
+                }
+
+                var connection = session.CurrentConnection;
+                if (connection is null)
+                    continue;
+                shared ??= SharedBuffer.Create(BufferPool, buffer);
+                if (connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
                     connection.Abort(DisconnectReason.SendBufferFull);
             }
         }
         finally
         {
-            shared.Release();
+            shared?.Release();
+            if (array is not null)
+                ArrayPool<byte>.Shared.Return(array);
         }
 
         return true;
@@ -94,6 +119,11 @@ public abstract partial class StreamServer<TSession>
     /// session's queue is full, waits until it has room (sessions are served in turn), so slow
     /// sessions slow the sender down instead of being disconnected.
     /// </summary>
+    /// <remarks>
+    /// A session whose type overrides a compatible <c>SendAsync</c> gets the message through that
+    /// override, as with <see cref="Multicast(ReadOnlySpan{byte})"/>; there is no waiting for it,
+    /// the override decides.
+    /// </remarks>
     /// <returns>False if the server is not started.</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting for a session; the remaining sessions did not get the message.</exception>
     public async ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
@@ -103,22 +133,55 @@ public abstract partial class StreamServer<TSession>
         if (buffer.IsEmpty)
             return true;
 
-        var shared = SharedBuffer.Create(BufferPool, buffer.Span);
+        SharedBuffer? shared = null;
+        byte[]? array = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
             for (var i = 0; i < used; i++)
             {
-                var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection?.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
+                var session = Volatile.Read(ref slots[i]);
+                if (session is null)
+                    continue;
+                if (session.MulticastRoute != MulticastRoute.SharedCopy)
+                {
+                    SendThroughOverride(session, buffer.Span, ref array);
+                    continue;
+                }
+
+                var connection = session.CurrentConnection;
+                if (connection is null)
+                    continue;
+                shared ??= SharedBuffer.Create(BufferPool, buffer.Span);
+                if (connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
                     await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false);
             }
         }
         finally
         {
-            shared.Release();
+            shared?.Release();
+            if (array is not null)
+                ArrayPool<byte>.Shared.Return(array);
         }
 
         return true;
+    }
+
+    /// <summary>Hands a multicast to the session's own <c>SendAsync</c> override; the array one gets a pooled copy made once per multicast.</summary>
+    private static void SendThroughOverride(TSession session, ReadOnlySpan<byte> buffer, ref byte[]? array)
+    {
+        if (session.MulticastRoute == MulticastRoute.SpanOverride)
+        {
+            session.SendAsync(buffer);
+            return;
+        }
+
+        if (array is null)
+        {
+            array = ArrayPool<byte>.Shared.Rent(buffer.Length);
+            buffer.CopyTo(array);
+        }
+
+        session.SendAsync(array, 0, buffer.Length);
     }
 }
