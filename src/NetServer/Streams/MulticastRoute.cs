@@ -17,7 +17,7 @@ internal enum MulticastRoute
 
     /// <summary>
     /// Only <c>SendAsync(byte[], long, long)</c> is overridden (NetCoreServer's multicast benchmark
-    /// caps each session there): call it with an array copy of the payload.
+    /// caps each session there): call it with the array of the multicast's shared copy.
     /// </summary>
     ArrayOverride,
 }

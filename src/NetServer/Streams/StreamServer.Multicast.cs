@@ -44,9 +44,9 @@ public abstract partial class StreamServer<TSession>
     /// A session whose type overrides <c>SendAsync(ReadOnlySpan&lt;byte&gt;)</c> or
     /// <c>SendAsync(byte[], long, long)</c> gets the message through that override (the span one
     /// when both are), and what the override decides stands: if it refuses, that session misses
-    /// the message and stays connected. The array passed to the <c>byte[]</c> override is a pooled
-    /// copy shared by the sessions of one multicast: it is valid during the call only and must not
-    /// be changed.
+    /// the message and stays connected. The bytes passed to the override are the multicast's pooled
+    /// copy, shared with the other sessions: valid during the call only, and not to be changed.
+    /// An override that passes them on unchanged to the base <c>SendAsync</c> still shares that copy.
     /// </remarks>
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(ReadOnlySpan<byte> buffer)
@@ -57,7 +57,6 @@ public abstract partial class StreamServer<TSession>
             return true;
 
         SharedBuffer? shared = null;
-        byte[]? array = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
@@ -68,7 +67,7 @@ public abstract partial class StreamServer<TSession>
                     continue;
                 if (session.MulticastRoute != MulticastRoute.SharedCopy)
                 {
-                    SendThroughOverride(session, buffer, ref array);
+                    SendThroughOverride(session, shared ??= SharedBuffer.Create(BufferPool, buffer));
                     continue;
                 }
 
@@ -83,8 +82,6 @@ public abstract partial class StreamServer<TSession>
         finally
         {
             shared?.Release();
-            if (array is not null)
-                ArrayPool<byte>.Shared.Return(array);
         }
 
         return true;
@@ -134,7 +131,6 @@ public abstract partial class StreamServer<TSession>
             return true;
 
         SharedBuffer? shared = null;
-        byte[]? array = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
@@ -145,7 +141,7 @@ public abstract partial class StreamServer<TSession>
                     continue;
                 if (session.MulticastRoute != MulticastRoute.SharedCopy)
                 {
-                    SendThroughOverride(session, buffer.Span, ref array);
+                    SendThroughOverride(session, shared ??= SharedBuffer.Create(BufferPool, buffer.Span));
                     continue;
                 }
 
@@ -160,28 +156,28 @@ public abstract partial class StreamServer<TSession>
         finally
         {
             shared?.Release();
-            if (array is not null)
-                ArrayPool<byte>.Shared.Return(array);
         }
 
         return true;
     }
 
-    /// <summary>Hands a multicast to the session's own <c>SendAsync</c> override; the array one gets a pooled copy made once per multicast.</summary>
-    private static void SendThroughOverride(TSession session, ReadOnlySpan<byte> buffer, ref byte[]? array)
+    /// <summary>
+    /// Hands a multicast to the session's own <c>SendAsync</c> override, in the multicast's shared
+    /// copy, so that an override which passes the bytes on unchanged queues them by reference.
+    /// </summary>
+    private static void SendThroughOverride(TSession session, SharedBuffer shared)
     {
-        if (session.MulticastRoute == MulticastRoute.SpanOverride)
+        session.MulticastPayload = shared;
+        try
         {
-            session.SendAsync(buffer);
-            return;
+            if (session.MulticastRoute == MulticastRoute.SpanOverride)
+                session.SendAsync(new ReadOnlySpan<byte>(shared.Array, 0, shared.Length));
+            else
+                session.SendAsync(shared.Array, 0, shared.Length);
         }
-
-        if (array is null)
+        finally
         {
-            array = ArrayPool<byte>.Shared.Rent(buffer.Length);
-            buffer.CopyTo(array);
+            session.MulticastPayload = null;
         }
-
-        session.SendAsync(array, 0, buffer.Length);
     }
 }

@@ -82,6 +82,49 @@ public class MulticastOverrideTests
         }
     }
 
+    [Theory]
+    [InlineData("span")]
+    [InlineData("array")]
+    public async Task An_override_that_passes_the_bytes_on_shares_the_multicast_copy(string overridden)
+    {
+        const int Sessions = 4;
+        const int Messages = 10;
+        var pool = new LeakCheckingBufferPool();
+        using var server = new MixedServer(Sessions, overridden == "span" ? static s => new SpanCountingSession(s) : static s => new CapSession(s))
+        {
+            BufferPool = pool,
+            OptionSendBufferSize = 8 * 1024,
+        };
+        Assert.True(server.Start());
+        var peers = new List<Socket>();
+        try
+        {
+            // Peers that do not read yet, with small buffers: the sessions' queues fill up, so the
+            // multicasts are queued (by reference or as copies) rather than sent straight away.
+            for (var i = 0; i < Sessions; i++)
+                peers.Add(await ConnectAsync(server, receiveBufferSize: 4 * 1024));
+            await Wait.UntilAsync(() => server.Ready.Count == Sessions, "the sessions to connect");
+
+            var payload = Framing.Pattern(0, Message);
+            var rentedBefore = pool.RentedBytes;
+            for (var i = 0; i < Messages; i++)
+                Assert.True(server.Multicast(payload));
+            var rented = pool.RentedBytes - rentedBefore;
+
+            var reads = peers.Select(peer => Wait.ReadExactlyAsync(peer, Messages * Message)).ToArray();
+            foreach (var data in await Task.WhenAll(reads).WaitAsync(Wait.Default))
+                Assert.Equal(Enumerable.Repeat(payload, Messages).SelectMany(static b => b), data);
+
+            // One copy per multicast; a copy per session would be four times as much.
+            Assert.True(rented < 2L * Messages * Message, $"{Messages} multicasts of {Message} bytes to {Sessions} sessions rented {rented} bytes.");
+        }
+        finally
+        {
+            foreach (var peer in peers)
+                peer.Dispose();
+        }
+    }
+
     [Fact]
     public async Task MulticastAsync_goes_through_the_override_too()
     {
@@ -130,9 +173,11 @@ public class MulticastOverrideTests
         Assert.Equal(expected, session.MulticastRoute.ToString()); // the cached answer agrees
     }
 
-    private static async Task<Socket> ConnectAsync(TcpServer server)
+    private static async Task<Socket> ConnectAsync(TcpServer server, int? receiveBufferSize = null)
     {
         var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        if (receiveBufferSize is { } size)
+            peer.ReceiveBufferSize = size;
         await peer.ConnectAsync(server.Endpoint);
         return peer;
     }
@@ -167,15 +212,17 @@ public class MulticastOverrideTests
         }
     }
 
-    /// <summary>Creates <c>overriding</c> span-overriding sessions first, plain ones after.</summary>
-    private sealed class MixedServer(int overriding) : TcpServer(IPAddress.Loopback, 0)
+    /// <summary>Creates <c>overriding</c> sessions from <c>create</c> (span-counting ones by default) first, plain ones after.</summary>
+    private sealed class MixedServer(int overriding, Func<TcpServer, TcpSession>? create = null) : TcpServer(IPAddress.Loopback, 0)
     {
         private int _created;
 
         public ConcurrentBag<TcpSession> Ready { get; } = [];
 
         protected override TcpSession CreateSession() =>
-            Interlocked.Increment(ref _created) <= overriding ? new SpanCountingSession(this) : new ProbeTcpSession(this, new Probe());
+            Interlocked.Increment(ref _created) > overriding ? new ProbeTcpSession(this, new Probe())
+            : create is null ? new SpanCountingSession(this)
+            : create(this);
 
         protected override void OnConnected(TcpSession session) => Ready.Add(session);
     }
