@@ -11,6 +11,20 @@ namespace NetServer;
 
 public abstract partial class StreamConnection
 {
+    private SharedBuffer? _multicastPayload;
+
+    /// <summary>
+    /// Set by a server while a multicast goes through this session's own <c>SendAsync</c> override:
+    /// when the override passes the payload on unchanged, the queued send takes it by reference and
+    /// on the flusher, as a multicast without override does, instead of a copy and a send from the
+    /// multicasting thread.
+    /// </summary>
+    internal SharedBuffer? MulticastPayload
+    {
+        get => _multicastPayload;
+        set => _multicastPayload = value;
+    }
+
     // --- Blocking sends (compatible) ---
 
     /// <summary>Sends bytes and waits until the operating system has taken them (see <see cref="Send(ReadOnlySpan{byte})"/>).</summary>
@@ -26,8 +40,9 @@ public abstract partial class StreamConnection
     /// <returns>The number of bytes sent; 0 if not connected or refused.</returns>
     public virtual long Send(byte[] buffer, long offset, long size)
     {
+        // Through the span overload, as in NetCoreServer: overriding that one sees every blocking send.
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
-        return SendBlocking(new ReadOnlySpan<byte>(buffer, start, count));
+        return Send(new ReadOnlySpan<byte>(buffer, start, count));
     }
 
     /// <summary>
@@ -77,8 +92,9 @@ public abstract partial class StreamConnection
     /// <returns>True if the bytes were accepted; false if not connected or the send limit refused them.</returns>
     public virtual bool SendAsync(byte[] buffer, long offset, long size)
     {
+        // Through the span overload, as in NetCoreServer: overriding that one sees every queued send.
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
-        return SendQueued(new ReadOnlySpan<byte>(buffer, start, count));
+        return SendAsync(new ReadOnlySpan<byte>(buffer, start, count));
     }
 
     /// <summary>
@@ -235,11 +251,20 @@ public abstract partial class StreamConnection
         var connection = CurrentConnection;
         if (connection is null)
             return false;
-        var status = connection.Send(data, shared: null, waiter: null, out _);
+        var multicast = _multicastPayload;
+        var status = multicast is not null && IsWhole(multicast, data)
+            ? connection.Send(data, multicast, waiter: null, SendMode.Scheduled, out _)
+            : connection.Send(data, shared: null, waiter: null, out _);
         if (status == SendStatus.Full)
             connection.ReportSendRefused();
         return status == SendStatus.Accepted;
     }
+
+    /// <summary>Whether <paramref name="data"/> is the whole payload of <paramref name="shared"/>, in its own array.</summary>
+    private static bool IsWhole(SharedBuffer shared, ReadOnlySpan<byte> data) =>
+        data.Length == shared.Length
+        && data.Overlaps(new ReadOnlySpan<byte>(shared.Array, 0, shared.Length), out var offset)
+        && offset == 0;
 
     private long SendBlocking(ReadOnlySpan<byte> data)
     {

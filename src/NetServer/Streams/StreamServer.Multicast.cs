@@ -10,7 +10,9 @@ namespace NetServer;
 
 /// <summary>
 /// Multicast: the payload is copied once into a reference-counted pooled buffer and every
-/// session queues a reference to it, so a message to N sessions costs one copy, not N.
+/// session queues a reference to it, so a message to N sessions costs one copy, not N. A session
+/// whose type overrides a compatible <c>SendAsync</c> gets the message through that override
+/// instead, as in NetCoreServer.
 /// </summary>
 public abstract partial class StreamServer<TSession>
 {
@@ -38,6 +40,14 @@ public abstract partial class StreamServer<TSession>
     /// <see cref="DisconnectReason.SendBufferFull"/> rather than silently miss the message; use
     /// <see cref="MulticastAsync"/> to wait for slow sessions instead.
     /// </summary>
+    /// <remarks>
+    /// A session whose type overrides <c>SendAsync(ReadOnlySpan&lt;byte&gt;)</c> or
+    /// <c>SendAsync(byte[], long, long)</c> gets the message through that override (the span one
+    /// when both are), and what the override decides stands: if it refuses, that session misses
+    /// the message and stays connected. The bytes passed to the override are the multicast's pooled
+    /// copy, shared with the other sessions: valid during the call only, and not to be changed.
+    /// An override that passes them on unchanged to the base <c>SendAsync</c> still shares that copy.
+    /// </remarks>
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(ReadOnlySpan<byte> buffer)
     {
@@ -46,20 +56,32 @@ public abstract partial class StreamServer<TSession>
         if (buffer.IsEmpty)
             return true;
 
-        var shared = SharedBuffer.Create(BufferPool, buffer);
+        SharedBuffer? shared = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
             for (var i = 0; i < used; i++)
             {
-                var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection?.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
+                var session = Volatile.Read(ref slots[i]);
+                if (session is null)
+                    continue;
+                if (session.MulticastRoute != MulticastRoute.SharedCopy)
+                {
+                    SendThroughOverride(session, shared ??= SharedBuffer.Create(BufferPool, buffer));
+                    continue;
+                }
+
+                var connection = session.CurrentConnection;
+                if (connection is null)
+                    continue;
+                shared ??= SharedBuffer.Create(BufferPool, buffer);
+                if (connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
                     connection.Abort(DisconnectReason.SendBufferFull);
             }
         }
         finally
         {
-            shared.Release();
+            shared?.Release();
         }
 
         return true;
@@ -94,6 +116,11 @@ public abstract partial class StreamServer<TSession>
     /// session's queue is full, waits until it has room (sessions are served in turn), so slow
     /// sessions slow the sender down instead of being disconnected.
     /// </summary>
+    /// <remarks>
+    /// A session whose type overrides a compatible <c>SendAsync</c> gets the message through that
+    /// override, as with <see cref="Multicast(ReadOnlySpan{byte})"/>; there is no waiting for it,
+    /// the override decides.
+    /// </remarks>
     /// <returns>False if the server is not started.</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting for a session; the remaining sessions did not get the message.</exception>
     public async ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
@@ -103,22 +130,54 @@ public abstract partial class StreamServer<TSession>
         if (buffer.IsEmpty)
             return true;
 
-        var shared = SharedBuffer.Create(BufferPool, buffer.Span);
+        SharedBuffer? shared = null;
         try
         {
             var slots = _registry.Snapshot(out var used);
             for (var i = 0; i < used; i++)
             {
-                var connection = Volatile.Read(ref slots[i])?.CurrentConnection;
-                if (connection?.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
+                var session = Volatile.Read(ref slots[i]);
+                if (session is null)
+                    continue;
+                if (session.MulticastRoute != MulticastRoute.SharedCopy)
+                {
+                    SendThroughOverride(session, shared ??= SharedBuffer.Create(BufferPool, buffer.Span));
+                    continue;
+                }
+
+                var connection = session.CurrentConnection;
+                if (connection is null)
+                    continue;
+                shared ??= SharedBuffer.Create(BufferPool, buffer.Span);
+                if (connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
                     await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false);
             }
         }
         finally
         {
-            shared.Release();
+            shared?.Release();
         }
 
         return true;
+    }
+
+    /// <summary>
+    /// Hands a multicast to the session's own <c>SendAsync</c> override, in the multicast's shared
+    /// copy, so that an override which passes the bytes on unchanged queues them by reference.
+    /// </summary>
+    private static void SendThroughOverride(TSession session, SharedBuffer shared)
+    {
+        session.MulticastPayload = shared;
+        try
+        {
+            if (session.MulticastRoute == MulticastRoute.SpanOverride)
+                session.SendAsync(new ReadOnlySpan<byte>(shared.Array, 0, shared.Length));
+            else
+                session.SendAsync(shared.Array, 0, shared.Length);
+        }
+        finally
+        {
+            session.MulticastPayload = null;
+        }
     }
 }

@@ -1,3 +1,5 @@
+using System;
+using System.Collections.Concurrent;
 using NetServer.Streams;
 
 namespace NetServer;
@@ -17,6 +19,45 @@ public abstract class StreamSession : StreamConnection
     }
 
     internal ISessionHost Host { get; }
+
+    private static readonly ConcurrentDictionary<Type, MulticastRoute> s_multicastRoutes = new();
+
+    private MulticastRoute _multicastRoute;
+
+    /// <summary>
+    /// How a multicast reaches this session: through its type's override of a compatible
+    /// <c>SendAsync</c>, or by the shared copy. Worked out at the session's first multicast, once per type.
+    /// </summary>
+    internal MulticastRoute MulticastRoute
+    {
+        get
+        {
+            var route = _multicastRoute;
+            return route != MulticastRoute.Unknown ? route : _multicastRoute = FindMulticastRoute();
+        }
+    }
+
+    private delegate bool SpanSend(ReadOnlySpan<byte> buffer);
+
+    private delegate bool ArraySend(byte[] buffer, long offset, long size);
+
+    private MulticastRoute FindMulticastRoute()
+    {
+        var type = GetType();
+        if (s_multicastRoutes.TryGetValue(type, out var route))
+            return route;
+
+        // A delegate bound to the virtual method equals one bound to StreamConnection's own
+        // implementation only when the session's type does not override it. Unlike a lookup of the
+        // method by name, this leaves the trimming analysis nothing to flag.
+        if (!new SpanSend(SendAsync).Equals(new SpanSend(base.SendAsync)))
+            route = MulticastRoute.SpanOverride;
+        else if (!new ArraySend(SendAsync).Equals(new ArraySend(base.SendAsync)))
+            route = MulticastRoute.ArrayOverride;
+        else
+            route = MulticastRoute.SharedCopy;
+        return s_multicastRoutes.GetOrAdd(type, route);
+    }
 
     /// <summary>Where the session sits in its server's multicast registry (-1 when not registered, -2 once disconnected).</summary>
     internal int RegistrySlot { get; set; } = -1;
