@@ -4,6 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
+using NetServer.Streams;
 
 namespace NetServer.Udp;
 
@@ -44,6 +45,7 @@ internal sealed partial class DatagramChannel
         _pool = pool;
         _transport = new DatagramTransport(socket);
         _queue = new DatagramQueue(pool);
+        _waiters = new WaiterQueue(_sendLock);
 
         // Fixed for the socket's life: one asynchronous call would switch the runtime's socket to its
         // non-blocking emulation, which makes every blocking call as slow as an asynchronous one.

@@ -221,7 +221,7 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     internal BufferPool BufferPool { get; set; } = BufferPool.Shared;
 
     /// <summary>The engine of the open socket, if any.</summary>
-    private protected DatagramChannel? Channel => Volatile.Read(ref _channel);
+    internal DatagramChannel? Channel => Volatile.Read(ref _channel);
 
     // --- Socket set-up, shared by Start and Connect ---
 

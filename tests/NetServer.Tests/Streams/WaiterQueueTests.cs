@@ -1,0 +1,190 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Streams;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Streams;
+
+/// <summary>
+/// The parked-sender queue both send engines share: arrival order, a cancelled waiter leaving at
+/// once from anywhere in the queue, and each waiter ended exactly once when its cancellation races
+/// the owner's release or close.
+/// </summary>
+public class WaiterQueueTests
+{
+    private readonly object _lock = new();
+
+    private static SendWaiter NewWaiter(int length) => SendWaiter.ForRoom(new byte[length], null, synchronous: false);
+
+    private void Park(WaiterQueue queue, SendWaiter waiter, CancellationToken token = default)
+    {
+        lock (_lock)
+            queue.Park(waiter);
+        waiter.RegisterCancellation(token); // as the engines do: after parking, without the lock
+    }
+
+    /// <summary>Takes and finishes the waiters in order, as an owner releasing them does.</summary>
+    private List<int> ReleaseAll(WaiterQueue queue)
+    {
+        var lengths = new List<int>();
+        lock (_lock)
+        {
+            while (queue.Peek() is { } waiter)
+            {
+                if (!queue.TryTake(waiter))
+                    continue;
+                lengths.Add(waiter.Length);
+                waiter.Finish(true);
+            }
+        }
+
+        return lengths;
+    }
+
+    [Fact]
+    public async Task A_cancelled_waiter_leaves_at_once_from_anywhere_and_the_rest_keep_their_order()
+    {
+        var queue = new WaiterQueue(_lock);
+        var sources = Enumerable.Range(0, 5).Select(_ => new CancellationTokenSource()).ToArray();
+        var waiters = Enumerable.Range(1, 5).Select(NewWaiter).ToArray();
+        for (var i = 0; i < waiters.Length; i++)
+            Park(queue, waiters[i], sources[i].Token);
+        Assert.Equal(5, queue.Length);
+
+        // The middle, the head and the tail.
+        foreach (var i in new[] { 2, 0, 4 })
+        {
+            await sources[i].CancelAsync();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => waiters[i].Task.WaitAsync(Wait.Default));
+        }
+
+        Assert.Equal(2, queue.Length);
+        lock (_lock)
+            Assert.True(queue.HasParked);
+        Assert.Equal(new[] { 2, 4 }, ReleaseAll(queue));
+        Assert.True(await waiters[1].Task.WaitAsync(Wait.Default));
+        Assert.True(await waiters[3].Task.WaitAsync(Wait.Default));
+        Assert.Equal(0, queue.Length);
+        Assert.False(queue.HasParked);
+        foreach (var source in sources)
+            source.Dispose();
+    }
+
+    [Fact]
+    public async Task A_token_cancelled_before_registration_withdraws_the_waiter_inside_the_registration()
+    {
+        var queue = new WaiterQueue(_lock);
+        using var cancelled = new CancellationTokenSource();
+        await cancelled.CancelAsync();
+        var waiter = NewWaiter(10);
+
+        // The callback runs synchronously inside RegisterCancellation, and takes the lock there.
+        Park(queue, waiter, cancelled.Token);
+        Assert.True(waiter.Task.IsCanceled);
+        Assert.Equal(0, queue.Length);
+        Assert.False(queue.HasParked);
+    }
+
+    [Fact]
+    public async Task Cancellations_racing_the_release_end_each_waiter_exactly_once()
+    {
+        const int rounds = 200;
+        const int perRound = 20;
+        var queue = new WaiterQueue(_lock);
+        for (var round = 0; round < rounds; round++)
+        {
+            var sources = Enumerable.Range(0, perRound).Select(_ => new CancellationTokenSource()).ToArray();
+            var waiters = Enumerable.Range(1, perRound).Select(NewWaiter).ToArray();
+            for (var i = 0; i < perRound; i++)
+                Park(queue, waiters[i], sources[i].Token);
+
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var cancelling = Task.Run(async () =>
+            {
+                await go.Task;
+                foreach (var source in sources.Where((_, i) => i % 2 == round % 2))
+                    await source.CancelAsync();
+            });
+            var releasing = Task.Run(async () =>
+            {
+                await go.Task;
+                return ReleaseAll(queue);
+            });
+            go.SetResult();
+            await cancelling.WaitAsync(Wait.Default);
+            var released = await releasing.WaitAsync(Wait.Default);
+
+            // Every waiter ended once: released ones true (and reported released), the rest cancelled.
+            var ended = await Task.WhenAll(waiters.Select(async w =>
+            {
+                try
+                {
+                    return await w.Task.WaitAsync(Wait.Default) ? "released" : "failed";
+                }
+                catch (OperationCanceledException)
+                {
+                    return "cancelled";
+                }
+            }));
+            Assert.DoesNotContain("failed", ended);
+            Assert.Equal(released.Count, ended.Count(e => e == "released"));
+            Assert.Equal(released, released.Order());
+            Assert.Equal(0, queue.Length);
+            Assert.False(queue.HasParked);
+            foreach (var source in sources)
+                source.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task Cancellations_racing_a_close_end_each_waiter_exactly_once()
+    {
+        const int rounds = 200;
+        const int perRound = 20;
+        for (var round = 0; round < rounds; round++)
+        {
+            var queue = new WaiterQueue(_lock);
+            var sources = Enumerable.Range(0, perRound).Select(_ => new CancellationTokenSource()).ToArray();
+            var waiters = Enumerable.Range(1, perRound).Select(NewWaiter).ToArray();
+            for (var i = 0; i < perRound; i++)
+                Park(queue, waiters[i], sources[i].Token);
+
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var cancelling = Task.Run(async () =>
+            {
+                await go.Task;
+                foreach (var source in sources)
+                    await source.CancelAsync();
+            });
+            var closing = Task.Run(async () =>
+            {
+                await go.Task;
+                lock (_lock)
+                    queue.FailAll();
+            });
+            go.SetResult();
+            await Task.WhenAll(cancelling, closing).WaitAsync(Wait.Default);
+
+            foreach (var waiter in waiters)
+            {
+                try
+                {
+                    Assert.False(await waiter.Task.WaitAsync(Wait.Default));
+                }
+                catch (OperationCanceledException)
+                {
+                    // Its cancellation won.
+                }
+            }
+
+            Assert.Equal(0, queue.Length);
+            Assert.False(queue.HasParked);
+            foreach (var source in sources)
+                source.Dispose();
+        }
+    }
+}
