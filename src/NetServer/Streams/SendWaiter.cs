@@ -3,6 +3,7 @@ using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
+using NetServer.Internal;
 
 namespace NetServer.Streams;
 

@@ -4,7 +4,6 @@ using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Internal;
-using NetServer.Streams;
 
 namespace NetServer.Udp;
 

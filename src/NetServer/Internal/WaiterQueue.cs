@@ -1,7 +1,8 @@
 using System.Diagnostics;
 using System.Threading;
+using NetServer.Streams;
 
-namespace NetServer.Streams;
+namespace NetServer.Internal;
 
 /// <summary>
 /// Senders parked until a send queue has room (or has sent up to their watermark), in arrival

@@ -3,11 +3,12 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Internal;
 using NetServer.Streams;
 using NetServer.Tests.Infrastructure;
 using Xunit;
 
-namespace NetServer.Tests.Streams;
+namespace NetServer.Tests.Internal;
 
 /// <summary>
 /// The parked-sender queue both send engines share: arrival order, a cancelled waiter leaving at
