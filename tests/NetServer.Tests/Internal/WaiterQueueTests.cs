@@ -50,10 +50,7 @@ public class WaiterQueueTests
     public async Task A_cancelled_waiter_leaves_at_once_from_anywhere_and_the_rest_keep_their_order()
     {
         var queue = new WaiterQueue(_lock);
-        var sources = Enumerable.Range(0, 5).Select(_ => new CancellationTokenSource()).ToArray();
-        var waiters = Enumerable.Range(1, 5).Select(NewWaiter).ToArray();
-        for (var i = 0; i < waiters.Length; i++)
-            Park(queue, waiters[i], sources[i].Token);
+        var (sources, waiters) = ParkMany(queue, 5);
         Assert.Equal(5, queue.Length);
 
         // The middle, the head and the tail.
@@ -90,49 +87,68 @@ public class WaiterQueueTests
         Assert.False(queue.HasParked);
     }
 
+    /// <summary>Parks <paramref name="count"/> waiters (of 1, 2, ... bytes), each with a token of its own.</summary>
+    private (CancellationTokenSource[] Sources, SendWaiter[] Waiters) ParkMany(WaiterQueue queue, int count)
+    {
+        var sources = Enumerable.Range(0, count).Select(_ => new CancellationTokenSource()).ToArray();
+        var waiters = Enumerable.Range(1, count).Select(NewWaiter).ToArray();
+        for (var i = 0; i < count; i++)
+            Park(queue, waiters[i], sources[i].Token);
+        return (sources, waiters);
+    }
+
+    /// <summary>Runs both on the pool, released at once so they race; bounded.</summary>
+    private static async Task RaceAsync(Func<Task> first, Func<Task> second)
+    {
+        var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var both = new[] { first, second }.Select(run => Task.Run(async () =>
+        {
+            await go.Task;
+            await run();
+        })).ToArray();
+        go.SetResult();
+        await Task.WhenAll(both).WaitAsync(Wait.Default);
+    }
+
+    /// <summary>How a waiter's wait ended: "released" (true), "failed" (false) or "cancelled".</summary>
+    private static async Task<string> OutcomeAsync(SendWaiter waiter)
+    {
+        try
+        {
+            return await waiter.Task.WaitAsync(Wait.Default) ? "released" : "failed";
+        }
+        catch (OperationCanceledException)
+        {
+            return "cancelled";
+        }
+    }
+
     [Fact]
     public async Task Cancellations_racing_the_release_end_each_waiter_exactly_once()
     {
-        const int rounds = 200;
-        const int perRound = 20;
         var queue = new WaiterQueue(_lock);
-        for (var round = 0; round < rounds; round++)
+        for (var round = 0; round < 200; round++)
         {
-            var sources = Enumerable.Range(0, perRound).Select(_ => new CancellationTokenSource()).ToArray();
-            var waiters = Enumerable.Range(1, perRound).Select(NewWaiter).ToArray();
-            for (var i = 0; i < perRound; i++)
-                Park(queue, waiters[i], sources[i].Token);
-
-            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var cancelling = Task.Run(async () =>
-            {
-                await go.Task;
-                foreach (var source in sources.Where((_, i) => i % 2 == round % 2))
-                    await source.CancelAsync();
-            });
-            var releasing = Task.Run(async () =>
-            {
-                await go.Task;
-                return ReleaseAll(queue);
-            });
-            go.SetResult();
-            await cancelling.WaitAsync(Wait.Default);
-            var released = await releasing.WaitAsync(Wait.Default);
-
-            // Every waiter ended once: released ones true (and reported released), the rest cancelled.
-            var ended = await Task.WhenAll(waiters.Select(async w =>
-            {
-                try
+            var (sources, waiters) = ParkMany(queue, 20);
+            var released = new List<int>();
+            var cancelled = sources.Where((_, i) => i % 2 == round % 2).ToArray();
+            await RaceAsync(
+                async () =>
                 {
-                    return await w.Task.WaitAsync(Wait.Default) ? "released" : "failed";
-                }
-                catch (OperationCanceledException)
+                    foreach (var source in cancelled)
+                        await source.CancelAsync();
+                },
+                () =>
                 {
-                    return "cancelled";
-                }
-            }));
+                    released = ReleaseAll(queue);
+                    return Task.CompletedTask;
+                });
+
+            // Every waiter ended once: the ones released true, in order, the rest cancelled.
+            var ended = await Task.WhenAll(waiters.Select(OutcomeAsync));
             Assert.DoesNotContain("failed", ended);
             Assert.Equal(released.Count, ended.Count(e => e == "released"));
+            Assert.True(ended.Count(e => e == "cancelled") <= cancelled.Length);
             Assert.Equal(released, released.Order());
             Assert.Equal(0, queue.Length);
             Assert.False(queue.HasParked);
@@ -144,44 +160,26 @@ public class WaiterQueueTests
     [Fact]
     public async Task Cancellations_racing_a_close_end_each_waiter_exactly_once()
     {
-        const int rounds = 200;
-        const int perRound = 20;
-        for (var round = 0; round < rounds; round++)
+        for (var round = 0; round < 200; round++)
         {
             var queue = new WaiterQueue(_lock);
-            var sources = Enumerable.Range(0, perRound).Select(_ => new CancellationTokenSource()).ToArray();
-            var waiters = Enumerable.Range(1, perRound).Select(NewWaiter).ToArray();
-            for (var i = 0; i < perRound; i++)
-                Park(queue, waiters[i], sources[i].Token);
-
-            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var cancelling = Task.Run(async () =>
-            {
-                await go.Task;
-                foreach (var source in sources)
-                    await source.CancelAsync();
-            });
-            var closing = Task.Run(async () =>
-            {
-                await go.Task;
-                lock (_lock)
-                    queue.FailAll();
-            });
-            go.SetResult();
-            await Task.WhenAll(cancelling, closing).WaitAsync(Wait.Default);
-
-            foreach (var waiter in waiters)
-            {
-                try
+            var (sources, waiters) = ParkMany(queue, 20);
+            await RaceAsync(
+                async () =>
                 {
-                    Assert.False(await waiter.Task.WaitAsync(Wait.Default));
-                }
-                catch (OperationCanceledException)
+                    foreach (var source in sources)
+                        await source.CancelAsync();
+                },
+                () =>
                 {
-                    // Its cancellation won.
-                }
-            }
+                    lock (_lock)
+                        queue.FailAll();
+                    return Task.CompletedTask;
+                });
 
+            // Failed or cancelled, never released.
+            var ended = await Task.WhenAll(waiters.Select(OutcomeAsync));
+            Assert.DoesNotContain("released", ended);
             Assert.Equal(0, queue.Length);
             Assert.False(queue.HasParked);
             foreach (var source in sources)

@@ -31,6 +31,12 @@ public partial class UdpSendQueueTests
         }
     }
 
+    /// <summary>Starts <paramref name="count"/> sends of datagrams 1000, 1001, ... that give up after 1 to <paramref name="longest"/> ms.</summary>
+    private static Task<bool?>[] SendAllWithTimeouts(ProbeUdpServer server, IPEndPoint target, int count, int longest) =>
+        Enumerable.Range(0, count)
+            .Select(i => SendWithTimeoutAsync(server, target, 1000 + i, TimeSpan.FromMilliseconds(1 + (i % longest))))
+            .ToArray();
+
     [Theory]
     [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
     public async Task Senders_that_time_out_leave_the_parked_queue_at_once_and_the_patient_ones_keep_their_order(UdpIo io)
@@ -57,9 +63,7 @@ public partial class UdpSendQueueTests
                 ahead = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(500, 600).AsMemory()).AsTask();
                 for (var round = 0; round < rounds; round++)
                 {
-                    var attempts = Enumerable.Range(0, perRound)
-                        .Select(i => SendWithTimeoutAsync(server, receiver.Endpoint, 1000 + i, TimeSpan.FromMilliseconds(1 + (i % 10))))
-                        .ToArray();
+                    var attempts = SendAllWithTimeouts(server, receiver.Endpoint, perRound, 10);
                     if (round == 0)
                         behind = server.SendAsync(receiver.Endpoint, UdpTest.Datagram(501, 601).AsMemory()).AsTask();
                     var outcomes = await Task.WhenAll(attempts).WaitAsync(Wait.Default);
@@ -109,9 +113,7 @@ public partial class UdpSendQueueTests
             {
                 first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
                 (accepted, _, _) = FillQueue(server, receiver.Endpoint);
-                attempts = Enumerable.Range(0, senders)
-                    .Select(i => SendWithTimeoutAsync(server, receiver.Endpoint, 1000 + i, TimeSpan.FromMilliseconds(1 + (i % 30))))
-                    .ToArray();
+                attempts = SendAllWithTimeouts(server, receiver.Endpoint, senders, 30);
                 await Task.Delay(10);
             }
             finally
@@ -154,9 +156,7 @@ public partial class UdpSendQueueTests
                 first = await HoldFlusherAsync(server, gate, receiver.Endpoint);
                 FillQueue(server, receiver.Endpoint);
                 channel = server.Channel!;
-                var attempts = Enumerable.Range(0, senders)
-                    .Select(i => SendWithTimeoutAsync(server, receiver.Endpoint, 1000 + i, TimeSpan.FromMilliseconds(1 + (i % 30))))
-                    .ToArray();
+                var attempts = SendAllWithTimeouts(server, receiver.Endpoint, senders, 30);
                 await Task.Delay(10);
 
                 // The close fails whoever is still parked while the timeouts fire.
