@@ -71,16 +71,26 @@ public class ClockCacheTests
     public void Hits_and_replacements_allocate_nothing_once_the_cache_is_full()
     {
         var cache = new ClockCache<int, int>(1024);
-        for (var key = 0; key < 2048; key++)
+        var key = 0;
+        for (; key < 2048; key++)
             cache.Add(key, key);
-        var before = GC.GetAllocatedBytesForCurrentThread();
-        for (var key = 2048; key < 20_000; key++)
+
+        // The fewest bytes over several windows: a per-operation allocation shows in every window,
+        // while the runtime's own one-off work on this thread (a method compiled again) does not.
+        var windows = new long[5];
+        for (var w = 0; w < windows.Length; w++)
         {
-            cache.Add(key, key);
-            Assert.True(cache.TryGetValue(key, out _));
+            var before = GC.GetAllocatedBytesForCurrentThread();
+            for (var end = key + 4000; key < end; key++)
+            {
+                cache.Add(key, key);
+                Assert.True(cache.TryGetValue(key, out _));
+            }
+
+            windows[w] = GC.GetAllocatedBytesForCurrentThread() - before;
         }
 
-        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.True(windows.Min() == 0, $"Bytes allocated per window of 4,000 replacements: {string.Join(", ", windows)}");
     }
 
     [Fact]
