@@ -3,6 +3,7 @@ using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
+using NetServer.Internal;
 
 namespace NetServer.Streams;
 
@@ -15,11 +16,13 @@ namespace NetServer.Streams;
 /// <remarks>
 /// Whoever ends the wait (the flusher releasing it, a close failing it, a cancellation) first
 /// wins <see cref="TryClaim"/>; only the winner touches the payload, so a cancelled send is never
-/// also queued.
+/// also queued. A waiter parked in a <see cref="WaiterQueue"/> leaves it as soon as its
+/// cancellation wins.
 /// </remarks>
 internal sealed class SendWaiter
 {
     private readonly TaskCompletionSource<bool>? _completion;
+    private WaiterQueue? _parkedIn;
     private CancellationTokenRegistration _registration; // under lock (this)
     private bool _finished;                              // under lock (this)
     private int _claimed;
@@ -48,6 +51,12 @@ internal sealed class SendWaiter
     public bool IsClaimed => Volatile.Read(ref _claimed) != 0;
 
     public Task<bool> Task => _completion!.Task;
+
+    /// <summary>The waiter before this one in its <see cref="WaiterQueue"/> (under the queue's lock).</summary>
+    public SendWaiter? Previous { get; set; }
+
+    /// <summary>The waiter after this one in its <see cref="WaiterQueue"/> (under the queue's lock).</summary>
+    public SendWaiter? Next { get; set; }
 
     /// <summary>A sender waiting for room; holds its own reference to <paramref name="shared"/> while parked.</summary>
     public static SendWaiter ForRoom(ReadOnlyMemory<byte> data, SharedBuffer? shared, bool synchronous)
@@ -83,10 +92,16 @@ internal sealed class SendWaiter
             registration.Dispose();
     }
 
+    /// <summary>Records the queue this waiter is parked in, so its cancellation can leave it.</summary>
+    public void ParkIn(WaiterQueue queue) => Volatile.Write(ref _parkedIn, queue);
+
     private void Cancel()
     {
-        if (TryClaim())
-            Finish(result: false, canceled: true);
+        // Claim first, then take the queue's lock (see WaiterQueue); a waiter released or failed meanwhile stays theirs.
+        if (!TryClaim())
+            return;
+        Volatile.Read(ref _parkedIn)?.Withdraw(this);
+        Finish(result: false, canceled: true);
     }
 
     /// <summary>Takes the right to end this wait; false if someone else already has.</summary>

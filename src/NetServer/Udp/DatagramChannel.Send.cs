@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
@@ -51,7 +50,7 @@ internal sealed partial class DatagramChannel
 
     private readonly object _sendLock = new();
     private readonly DatagramQueue _queue;
-    private Queue<SendWaiter>? _waiters; // senders parked for room, in arrival order
+    private readonly WaiterQueue _waiters; // senders parked for room, in arrival order
     private bool _flushing;
     private long _bytesPending;
     private int _datagramsPending;
@@ -62,6 +61,16 @@ internal sealed partial class DatagramChannel
 
     /// <summary>Bytes inside a pending socket send right now.</summary>
     public long BytesSending => Volatile.Read(ref _bytesSending);
+
+    /// <summary>Waiter records the parked-sender queue holds (tests: a sender that gave up leaves none behind).</summary>
+    internal int ParkedLength
+    {
+        get
+        {
+            lock (_sendLock)
+                return _waiters.Length;
+        }
+    }
 
     /// <summary>
     /// Sends <paramref name="data"/> to <paramref name="target"/> as one datagram, or queues it, or
@@ -78,7 +87,7 @@ internal sealed partial class DatagramChannel
             {
                 if (roomWaiter is null)
                     return DatagramSendStatus.Full;
-                (_waiters ??= new Queue<SendWaiter>()).Enqueue(roomWaiter);
+                _waiters.Park(roomWaiter);
                 return DatagramSendStatus.Waiting;
             }
 
@@ -125,22 +134,11 @@ internal sealed partial class DatagramChannel
     private bool HasRoomLocked(int length)
     {
         // Parked senders go first.
-        if (_waiters is { Count: > 0 } && HasParkedSender())
+        if (_waiters.HasParked)
             return false;
         var limit = _owner.EffectiveSendLimit;
         var cost = _bytesPending + ((long)_datagramsPending * DatagramQueue.Overhead);
         return _datagramsPending == 0 || cost + length + DatagramQueue.Overhead <= limit;
-    }
-
-    private bool HasParkedSender()
-    {
-        foreach (var waiter in _waiters!)
-        {
-            if (!waiter.IsClaimed)
-                return true;
-        }
-
-        return false;
     }
 
     private void AccountLocked(long bytes, int datagrams)
@@ -228,8 +226,7 @@ internal sealed partial class DatagramChannel
         lock (_sendLock)
         {
             AccountLocked(-count, -1);
-            if (_waiters is { Count: > 0 })
-                ReleaseRoomWaitersLocked();
+            ReleaseRoomWaitersLocked();
         }
 
         var sent = result.IsSuccess;
@@ -251,21 +248,12 @@ internal sealed partial class DatagramChannel
     /// <summary>Queues the datagrams of parked senders that now fit, in arrival order.</summary>
     private void ReleaseRoomWaitersLocked()
     {
-        var waiters = _waiters!;
-        while (waiters.Count > 0)
+        while (_waiters.Peek() is { } waiter)
         {
-            var waiter = waiters.Peek();
-            if (waiter.IsClaimed)
-            {
-                waiters.Dequeue(); // cancelled while parked
-                continue;
-            }
-
             if (_datagramsPending != 0 && _bytesPending + ((long)_datagramsPending * DatagramQueue.Overhead) + waiter.Length + DatagramQueue.Overhead > _owner.EffectiveSendLimit)
                 return;
-            waiters.Dequeue();
-            if (!waiter.TryClaim())
-                continue;
+            if (!_waiters.TryTake(waiter))
+                continue; // cancelled meanwhile
             AccountLocked(waiter.Length, 1);
             _queue.Enqueue(_queue.Copy(waiter.Target!, waiter.Data.Span, completion: null));
             waiter.Finish(true);
@@ -275,14 +263,7 @@ internal sealed partial class DatagramChannel
     private void FailRoomWaiters()
     {
         lock (_sendLock)
-        {
-            while (_waiters is { Count: > 0 })
-            {
-                var waiter = _waiters.Dequeue();
-                if (waiter.TryClaim())
-                    waiter.Finish(false);
-            }
-        }
+            _waiters.FailAll();
     }
 
     /// <summary>Drops what a close left queued (the flusher is gone): copies back to the pool, blocking senders told.</summary>

@@ -44,6 +44,7 @@ internal sealed partial class DatagramChannel
         _pool = pool;
         _transport = new DatagramTransport(socket);
         _queue = new DatagramQueue(pool);
+        _waiters = new WaiterQueue(_sendLock);
 
         // Fixed for the socket's life: one asynchronous call would switch the runtime's socket to its
         // non-blocking emulation, which makes every blocking call as slow as an asynchronous one.

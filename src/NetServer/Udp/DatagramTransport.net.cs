@@ -1,18 +1,18 @@
 using System;
-using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
+using NetServer.Internal;
 using NetServer.Transport;
 
 namespace NetServer.Udp;
 
 /// <summary>
 /// The datagram socket calls on .NET 8 and later: the <see cref="SocketAddress"/> overloads, which
-/// move no endpoint objects, with two small caches that map raw addresses to the
-/// <see cref="EndPoint"/> objects the hooks see and back. Steady traffic with any number of peers
-/// allocates nothing; a new peer costs one endpoint and one address.
+/// move no endpoint objects, with two bounded caches that map raw addresses to the
+/// <see cref="EndPoint"/> objects the hooks see and back. Steady traffic with up to
+/// <see cref="PeerCacheCapacity"/> peers allocates nothing; a new peer costs one endpoint and one address.
 /// </summary>
 /// <remarks>
 /// The receive side is used by one receiver at a time, the send side by the one flusher: neither
@@ -20,13 +20,17 @@ namespace NetServer.Udp;
 /// </remarks>
 internal sealed partial class DatagramTransport : IDisposable
 {
-    /// <summary>Past this many entries a cache starts over, so a flood of new peers cannot grow it without bound.</summary>
-    private const int CacheLimit = 1024;
+    /// <summary>
+    /// Peers each cache remembers (roughly 200 bytes a peer, so a few MiB at most). Past it, a new
+    /// peer replaces one not seen lately: a flood of new peers cannot grow the caches, and a steady
+    /// set that fits keeps its entries (docs/udp.md).
+    /// </summary>
+    internal const int PeerCacheCapacity = 16384;
 
     private readonly Socket _socket;
     private readonly SocketAddress _received;
-    private readonly Dictionary<SocketAddress, EndPoint> _sources = new();
-    private readonly Dictionary<EndPoint, SocketAddress> _targets = new();
+    private readonly ClockCache<SocketAddress, EndPoint> _sources = new(PeerCacheCapacity);
+    private readonly ClockCache<EndPoint, SocketAddress> _targets = new(PeerCacheCapacity);
     private readonly EndPoint _template;
     private EndPoint? _source;
 
@@ -135,14 +139,12 @@ internal sealed partial class DatagramTransport : IDisposable
     {
         if (_sources.TryGetValue(address, out var known))
             return known;
-        if (_sources.Count >= CacheLimit)
-            _sources.Clear();
 
         // The key is a copy: the receive address is overwritten by the next datagram.
         var key = new SocketAddress(address.Family, address.Size);
         address.Buffer.Span.Slice(0, address.Size).CopyTo(key.Buffer.Span);
         var endpoint = _template.Create(key);
-        _sources[key] = endpoint;
+        _sources.Add(key, endpoint);
         return endpoint;
     }
 
@@ -153,12 +155,10 @@ internal sealed partial class DatagramTransport : IDisposable
             return known;
         if (target is not IPEndPoint ip || MatchFamily(ip) is not { } usable)
             return null;
-        if (_targets.Count >= CacheLimit)
-            _targets.Clear();
 
         // Keyed by a copy: the caller may reuse (and change) its endpoint object.
         var address = usable.Serialize();
-        _targets[new IPEndPoint(ip.Address, ip.Port)] = address;
+        _targets.Add(new IPEndPoint(ip.Address, ip.Port), address);
         return address;
     }
 

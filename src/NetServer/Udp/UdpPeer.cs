@@ -28,10 +28,13 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     internal static readonly TimeSpan BlockingWaitTimeout = TimeSpan.FromSeconds(30);
 
     private DatagramChannel? _channel;
-    private long _bytesSent;
-    private long _bytesReceived;
-    private long _datagramsSent;
-    private long _datagramsReceived;
+
+    // The flusher updates the sent counters and the receive loop the received ones, on two threads
+    // at once: each counter on its own cache line, so the two do not slow each other down.
+    private PaddedCounter _bytesSent;
+    private PaddedCounter _bytesReceived;
+    private PaddedCounter _datagramsSent;
+    private PaddedCounter _datagramsReceived;
     private int _maxDatagramSize = MaxDatagramPayload;
     private int _receiveBufferSize = 8192;
     private int _sendBufferSize = 8192;
@@ -79,16 +82,16 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     public long BytesSending => Channel?.BytesSending ?? 0;
 
     /// <summary>Bytes of datagrams handed to the operating system since the start.</summary>
-    public long BytesSent => Interlocked.Read(ref _bytesSent);
+    public long BytesSent => _bytesSent.Read();
 
     /// <summary>Bytes of datagrams received since the start.</summary>
-    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
+    public long BytesReceived => _bytesReceived.Read();
 
     /// <summary>Datagrams handed to the operating system since the start.</summary>
-    public long DatagramsSent => Interlocked.Read(ref _datagramsSent);
+    public long DatagramsSent => _datagramsSent.Read();
 
     /// <summary>Datagrams received (and delivered to OnReceived) since the start.</summary>
-    public long DatagramsReceived => Interlocked.Read(ref _datagramsReceived);
+    public long DatagramsReceived => _datagramsReceived.Read();
 
     // --- Options (set them before Start or Connect) ---
 
@@ -221,7 +224,7 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     internal BufferPool BufferPool { get; set; } = BufferPool.Shared;
 
     /// <summary>The engine of the open socket, if any.</summary>
-    private protected DatagramChannel? Channel => Volatile.Read(ref _channel);
+    internal DatagramChannel? Channel => Volatile.Read(ref _channel);
 
     // --- Socket set-up, shared by Start and Connect ---
 
@@ -263,10 +266,10 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     /// <summary>Starts the engine on a bound socket: counters from zero, receiving at once with <see cref="OptionAutoReceive"/>.</summary>
     private protected DatagramChannel Open(Socket socket)
     {
-        Interlocked.Exchange(ref _bytesSent, 0);
-        Interlocked.Exchange(ref _bytesReceived, 0);
-        Interlocked.Exchange(ref _datagramsSent, 0);
-        Interlocked.Exchange(ref _datagramsReceived, 0);
+        _bytesSent.Reset();
+        _bytesReceived.Reset();
+        _datagramsSent.Reset();
+        _datagramsReceived.Reset();
         var channel = new DatagramChannel(this, socket, BufferPool);
         Socket = socket;
         Volatile.Write(ref _channel, channel);
@@ -298,14 +301,14 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
 
     internal void CountSent(int bytes)
     {
-        Interlocked.Add(ref _bytesSent, bytes);
-        Interlocked.Increment(ref _datagramsSent);
+        _bytesSent.Add(bytes);
+        _datagramsSent.Increment();
     }
 
     internal void CountReceived(int bytes)
     {
-        Interlocked.Add(ref _bytesReceived, bytes);
-        Interlocked.Increment(ref _datagramsReceived);
+        _bytesReceived.Add(bytes);
+        _datagramsReceived.Increment();
     }
 
     internal void InvokeReceived(EndPoint endpoint, byte[] buffer, int offset, int size) => OnReceived(endpoint, buffer, offset, size);
@@ -331,45 +334,6 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
             CallbackScope.Exit();
         }
     }
-
-    // --- Hooks ---
-
-    /// <summary>
-    /// Called once per datagram received, never concurrently with itself. The default calls
-    /// <see cref="OnReceived(EndPoint, ReadOnlySpan{byte})"/>; override either one.
-    /// </summary>
-    /// <param name="endpoint">The sender. The same object may be handed out again for the same sender: do not change it.</param>
-    /// <param name="buffer">A pooled buffer, valid only during the call.</param>
-    /// <param name="offset">Where the datagram starts in <paramref name="buffer"/>.</param>
-    /// <param name="size">The datagram's size (0 for an empty datagram).</param>
-    protected virtual void OnReceived(EndPoint endpoint, byte[] buffer, long offset, long size) =>
-        OnReceived(endpoint, new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
-
-    /// <summary>Called once per datagram received (when the array overload is not overridden).</summary>
-    protected virtual void OnReceived(EndPoint endpoint, ReadOnlySpan<byte> buffer)
-    {
-    }
-
-    /// <summary>Called after the operating system took a datagram of <paramref name="sent"/> bytes for <paramref name="endpoint"/>.</summary>
-    protected virtual void OnSent(EndPoint endpoint, long sent)
-    {
-    }
-
-    /// <summary>
-    /// Called on socket errors; the socket goes on. Among them: a datagram that could not be sent (a
-    /// bad or unreachable endpoint, too large: it is dropped), a datagram too large to deliver
-    /// (<see cref="SocketError.MessageSize"/>), a port reported unreachable, and a send refused for
-    /// lack of room (<see cref="SocketError.NoBufferSpaceAvailable"/>).
-    /// </summary>
-    protected virtual void OnError(SocketError error)
-    {
-    }
-
-    /// <summary>
-    /// Called when a hook of this socket throws (OnReceived, OnSent, OnError). The socket goes on:
-    /// one bad datagram does not stop a server. The default writes the exception to <see cref="Trace"/>.
-    /// </summary>
-    protected virtual void OnError(Exception exception) => Trace.TraceError("NetServer: {0}", exception);
 
     // --- Dispose ---
 

@@ -26,7 +26,7 @@ namespace NetServer.Tests.Udp;
 /// flusher's sends are blocking calls, and the sender that finds the queue idle sends from its own
 /// bytes), so every test runs in both; the slow-link tests show the kernel making a sender wait.
 /// </summary>
-public class UdpSendQueueTests
+public partial class UdpSendQueueTests
 {
     /// <summary>Holds the first OnSent (the flusher) until opened, so every send meanwhile queues.</summary>
     private sealed class FlusherGate
