@@ -63,7 +63,8 @@ internal static class Program
             || certificates.Load(CertificateFolder.AuthorityFile) is not { } authority)
             return 1;
 
-        // Protocols None: TLS 1.2 and 1.3 (SslContext asks for no other). The CA vouches for client
+        // Protocols None: TLS 1.2 and 1.3 (SslContext asks for no other), with AEAD cipher suites
+        // only (SslContext.CipherSuitesPolicy null: its default). The CA vouches for client
         // certificates, which the server asks for only when told to require them.
         var context = new SslContext(SslProtocols.None, certificate)
         {

@@ -13,6 +13,15 @@ namespace NetServer.Streams;
 /// </summary>
 internal sealed partial class Connection
 {
+    private const int WriteLeftToReader = 1;
+    private const int ReaderDone = 2;
+
+    private static readonly TimerCallback s_lostPeerExpired = static state => ((Connection)state!).EndAfterLostPeer();
+
+    private int _closeNotified;    // the peer ended the stream with close_notify (not a bare end of its socket)
+    private int _readerEnd;        // 0, WriteLeftToReader or ReaderDone: see StreamWriteFailed
+    private Timer? _lostPeerTimer; // bounds the wait of a write left to the reader (a paused loop reads nothing)
+
     private async Task StreamReceiveLoopAsync(Stream stream)
     {
         var waitFirst = false;
@@ -67,6 +76,9 @@ internal sealed partial class Connection
                     gate.ExitRead();
                 }
 
+                if (received == 0 && !gate.HasTransportEnded)
+                    Volatile.Write(ref _closeNotified, 1); // the layer's end came before the socket's
+
                 var next = Delivered(received, free.Count);
                 if (next == ReadNext.Stop)
                     break;
@@ -82,9 +94,44 @@ internal sealed partial class Connection
         finally
         {
             if (!parked)
+            {
+                if (Interlocked.Exchange(ref _readerEnd, ReaderDone) == WriteLeftToReader)
+                    EndAfterLostPeer();
                 Volatile.Write(ref _receiving, 0);
+            }
+
             ReleaseReference();
         }
+    }
+
+    /// <summary>
+    /// Whether the end of a connection whose write found the peer gone is left to the receive loop
+    /// (see <see cref="StreamWriteFailed"/>): not once the loop has ended, nor without a bound on the
+    /// wait (a loop paused by the application or by the send backlog reads nothing meanwhile).
+    /// </summary>
+    private bool LeaveEndToReader()
+    {
+        var timeout = _owner.OptionDisconnectTimeout;
+        if (timeout == Timeout.InfiniteTimeSpan)
+            return false;
+        var previous = Interlocked.CompareExchange(ref _readerEnd, WriteLeftToReader, 0);
+        if (previous == ReaderDone)
+            return false;
+        if (previous == 0)
+            Volatile.Write(ref _lostPeerTimer, new Timer(s_lostPeerExpired, this, timeout, Timeout.InfiniteTimeSpan));
+        return true;
+    }
+
+    /// <summary>
+    /// The receive loop has read everything the peer sent before it went (or the wait for it ran
+    /// out): after its close_notify the peer's close was an ordinary one (it wanted nothing more;
+    /// TLS 1.2 even tells the receiver of a close_notify to drop its pending writes), else the
+    /// connection was reset. What is still queued is dropped.
+    /// </summary>
+    private void EndAfterLostPeer()
+    {
+        Interlocked.Exchange(ref _lostPeerTimer, null)?.Dispose();
+        Abort(Volatile.Read(ref _closeNotified) != 0 ? DisconnectReason.PeerClosed : DisconnectReason.ConnectionReset);
     }
 
     /// <summary>

@@ -110,14 +110,40 @@ internal sealed partial class Connection
         return true;
     }
 
+    /// <remarks>
+    /// A write that finds the peer gone (reset, broken pipe) may have overtaken the peer's last
+    /// words: a peer that sends close_notify and closes its socket at once (NetCoreServer's
+    /// SslClient does) resets the connection when our bytes reach it, while its close_notify still
+    /// waits in our socket, ahead of the reset, for the receive loop. So while the connection is
+    /// open and a receive loop runs or is to run, the loop decides how it ended
+    /// (<see cref="EndAfterLostPeer"/>): the write only gives up the flusher role. A close_notify
+    /// read before the write failed makes it the peer's ordinary close too.
+    /// </remarks>
     private void StreamWriteFailed(Exception exception, byte[]? staging)
     {
         if (staging is not null)
             _pool.Return(staging);
         Volatile.Write(ref _bytesSending, 0);
-        if (!IsSocketClosed && !SocketErrors.IsDisconnect(SocketErrors.FromException(exception)))
+        var error = SocketErrors.FromException(exception);
+        if (SocketErrors.IsDisconnect(error))
+        {
+            if (IsOpen && _reads && LeaveEndToReader())
+            {
+                lock (_sendLock)
+                    _flushing = false;
+                ReleaseReference();
+                return;
+            }
+
+            if (Volatile.Read(ref _closeNotified) != 0)
+                Abort(DisconnectReason.PeerClosed);
+        }
+        else if (!IsSocketClosed)
+        {
             Interlocked.CompareExchange(ref _exception, exception, null);
-        StopFlushing(SocketErrors.FromException(exception));
+        }
+
+        StopFlushing(error);
     }
 
     // --- Closing over the stream ---

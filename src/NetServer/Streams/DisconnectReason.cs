@@ -9,7 +9,11 @@ public enum DisconnectReason
     /// <summary>This side called <c>Disconnect</c> (or <c>DisconnectAsync</c>).</summary>
     LocalDisconnect,
 
-    /// <summary>The peer closed its side (end of stream); queued bytes were still sent before closing.</summary>
+    /// <summary>
+    /// The peer closed its side (end of stream); queued bytes were still sent before closing. Over
+    /// TLS also a peer that sent close_notify and closed its socket at once: what could no longer
+    /// reach it was dropped.
+    /// </summary>
     PeerClosed,
 
     /// <summary>

@@ -21,6 +21,7 @@ internal sealed class GatedStream : Stream, IValueTaskSource<int>
     private readonly Action _readCompleted;
     private ManualResetValueTaskSourceCore<int> _read;
     private ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter _pending;
+    private int _readLength; // what the pending read asked for (a zero-byte read waits for data; its 0 is no end)
 
     public GatedStream(Stream inner, ReadGate gate)
     {
@@ -60,9 +61,12 @@ internal sealed class GatedStream : Stream, IValueTaskSource<int>
         if (read.IsCompleted)
         {
             _gate.Unpark();
-            return read;
+            if (!read.IsCompletedSuccessfully)
+                return read;
+            return new ValueTask<int>(Counted(read.Result, buffer.Length));
         }
 
+        _readLength = buffer.Length;
         _read.Reset();
         _pending = read.ConfigureAwait(false).GetAwaiter();
         _pending.UnsafeOnCompleted(_readCompleted);
@@ -77,7 +81,7 @@ internal sealed class GatedStream : Stream, IValueTaskSource<int>
         _gate.Park();
         try
         {
-            return _inner.Read(buffer);
+            return Counted(_inner.Read(buffer), buffer.Length);
         }
         finally
         {
@@ -130,7 +134,15 @@ internal sealed class GatedStream : Stream, IValueTaskSource<int>
             return;
         }
 
-        _read.SetResult(count);
+        _read.SetResult(Counted(count, _readLength));
+    }
+
+    /// <summary>Tells the gate when a read that asked for bytes got none: the socket's stream ended.</summary>
+    private int Counted(int count, int asked)
+    {
+        if (count == 0 && asked > 0)
+            _gate.TransportEnded();
+        return count;
     }
 
     int IValueTaskSource<int>.GetResult(short token) => _read.GetResult(token);

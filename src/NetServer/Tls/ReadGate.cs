@@ -25,6 +25,16 @@ internal sealed class ReadGate
     private bool _parked;  // the layer's read waits in the transport for bytes: it decrypts nothing
     private Action<object>? _work;
     private object? _workState;
+    private volatile bool _transportEnded;
+
+    /// <summary>
+    /// A read of the transport returned no bytes: the peer's socket ended. When the layer's read
+    /// returns its end of stream before this is set, the layer ended on the peer's close_notify.
+    /// </summary>
+    public bool HasTransportEnded => _transportEnded;
+
+    /// <summary>The transport stream read the end of the socket's stream.</summary>
+    public void TransportEnded() => _transportEnded = true;
 
     /// <summary>Before each read of the layer's stream.</summary>
     public void EnterRead()

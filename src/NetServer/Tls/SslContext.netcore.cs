@@ -13,10 +13,11 @@ namespace NetServer;
 /// <summary>
 /// TLS settings shared by an <see cref="SslServer"/> and its sessions, or by <see cref="SslClient"/>s:
 /// protocols, certificates (one, or one per host name for SNI), how the peer's certificate is
-/// validated, client-certificate mode, ALPN protocols and the handshake timeout.
+/// validated, client-certificate mode, ALPN protocols, cipher suites (net10.0 build) and the handshake timeout.
 /// </summary>
 /// <remarks>
-/// <para>Secure by default: TLS 1.2 and 1.3 only, and a peer certificate must chain to a trusted
+/// <para>Secure by default: TLS 1.2 and 1.3 only, AEAD cipher suites only (net10.0 build on Linux
+/// and macOS, see <c>CipherSuitesPolicy</c>), and a peer certificate must chain to a trusted
 /// root (the system's, or one of <see cref="TrustedCertificateAuthorities"/>, through the
 /// intermediates the peer sends), be within its validity period, be meant for its use (server or
 /// client authentication) and, on a client, match the host name (<see cref="SslClient.TargetHost"/>).
@@ -221,8 +222,18 @@ public partial class SslContext
 
         if (ApplicationProtocols.Count > 0)
             options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
+        ApplyCipherSuites(options);
         return options;
     }
+
+    /// <summary>
+    /// The net10.0 build's cipher suites (SslContext.CipherSuites.net.cs: AEAD only unless told
+    /// otherwise). netstandard2.1 has no CipherSuitesPolicy: there the system's defaults apply.
+    /// </summary>
+    partial void ApplyCipherSuites(SslServerAuthenticationOptions options);
+
+    /// <inheritdoc cref="ApplyCipherSuites(SslServerAuthenticationOptions)"/>
+    partial void ApplyCipherSuites(SslClientAuthenticationOptions options);
 
     internal SslClientAuthenticationOptions CreateClientOptions(string targetHost)
     {
@@ -241,6 +252,7 @@ public partial class SslContext
         AttachClientChain(options);
         if (ApplicationProtocols.Count > 0)
             options.ApplicationProtocols = new List<SslApplicationProtocol>(ApplicationProtocols);
+        ApplyCipherSuites(options);
         return options;
     }
 

@@ -23,7 +23,7 @@ namespace NetServer.Tests.Ssl;
 /// through an intermediate CA both ways, and offering only TLS 1.1. The in-process test
 /// certificates are exported as PEM files into a temp folder of each test's own.
 /// </summary>
-public sealed class OpenSslInteropTests : IDisposable
+public sealed partial class OpenSslInteropTests : IDisposable
 {
     private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(15);
 

@@ -146,4 +146,28 @@ public class SslContextTests
         Assert.Null(anonymous.Session.RemoteCertificate);
         Assert.Contains(asked, errors => (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0);
     }
+
+#if !NETSERVER_NETSTANDARD21 // cipher suite policies are net10.0 properties
+    [Fact]
+    [System.Runtime.Versioning.UnsupportedOSPlatform("windows")] // where a policy cannot be made
+    public void By_default_both_sides_are_given_the_AEAD_suites_and_a_context_can_hand_the_choice_back_to_the_system()
+    {
+        // Every default suite is an AEAD one (GCM, ChaCha20-Poly1305, CCM); none is CBC or RSA key exchange.
+        Assert.All(SslContext.DefaultCipherSuites, suite => Assert.Matches("_(GCM|CHACHA20_POLY1305|CCM)_SHA(256|384)$", suite.ToString()));
+        Assert.All(SslContext.DefaultCipherSuites, suite => Assert.Matches("^TLS_(AES|CHACHA20|ECDHE_(ECDSA|RSA)_WITH)_", suite.ToString()));
+
+        var context = TestCertificates.ServerContext();
+        Assert.Null(context.CipherSuitesPolicy);
+        Assert.False(context.UseSystemCipherSuites);
+        var server = context.CreateServerOptions().CipherSuitesPolicy;
+        var client = context.CreateClientOptions("localhost").CipherSuitesPolicy;
+        Assert.NotNull(server); // Linux and macOS; Windows would have none
+        Assert.Same(server, client);
+        Assert.Equal(SslContext.DefaultCipherSuites, server!.AllowedCipherSuites);
+
+        context.UseSystemCipherSuites = true;
+        Assert.Null(context.CreateServerOptions().CipherSuitesPolicy);
+        Assert.Null(context.CreateClientOptions("localhost").CipherSuitesPolicy);
+    }
+#endif
 }
