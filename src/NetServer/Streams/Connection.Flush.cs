@@ -328,7 +328,7 @@ internal sealed partial class Connection
             _queue.RecycleFinished();
             pending = _bytesPending - sent;
             Volatile.Write(ref _bytesPending, pending);
-            if (_waiters is { Count: > 0 } || _flushWaiters is { Count: > 0 })
+            if (_waiters is { Length: > 0 } || _flushWaiters is { Length: > 0 })
                 ReleaseWaitersLocked();
             pending = _bytesPending;
 
@@ -348,24 +348,14 @@ internal sealed partial class Connection
     /// <summary>Releases flush waiters that are satisfied, and parked senders that now fit, in arrival order.</summary>
     private void ReleaseWaitersLocked()
     {
-        var flushWaiters = _flushWaiters;
-        while (flushWaiters is { Count: > 0 } && flushWaiters.Peek().Watermark <= _sentTotal)
+        while (_flushWaiters?.Peek() is { } flushed && flushed.Watermark <= _sentTotal)
         {
-            var waiter = flushWaiters.Dequeue();
-            if (waiter.TryClaim())
-                waiter.Finish(true);
+            if (_flushWaiters.TryTake(flushed))
+                flushed.Finish(true);
         }
 
-        var waiters = _waiters;
-        while (waiters is { Count: > 0 })
+        while (_waiters?.Peek() is { } waiter)
         {
-            var waiter = waiters.Peek();
-            if (waiter.IsClaimed)
-            {
-                waiters.Dequeue(); // cancelled while parked
-                continue;
-            }
-
             // Wake a parked sender only once an eighth of the limit is free besides its own bytes
             // (or the queue is empty): under sustained pressure each wake-up is then followed by
             // many sends rather than one, while the memory moving per cycle stays small enough for
@@ -373,9 +363,8 @@ internal sealed partial class Connection
             var limit = _owner.EffectiveSendLimit;
             if (_bytesPending != 0 && _bytesPending + waiter.Length > limit - (limit / 8))
                 return;
-            waiters.Dequeue();
-            if (!waiter.TryClaim())
-                continue;
+            if (!_waiters.TryTake(waiter))
+                continue; // its cancellation won
             AccountQueuedLocked(waiter.Length);
             Append(waiter.Data.Span, waiter.Shared);
             waiter.Watermark = _queuedTotal;
@@ -388,7 +377,7 @@ internal sealed partial class Connection
     {
         lock (_sendLock)
         {
-            Fail(_waiters);
+            _waiters?.FailAll();
             return !_flushing && !_queue.HasPending && !_queue.HasInflight;
         }
     }
@@ -404,18 +393,8 @@ internal sealed partial class Connection
     {
         lock (_sendLock)
         {
-            Fail(_waiters);
-            Fail(_flushWaiters);
-        }
-    }
-
-    private static void Fail(Queue<SendWaiter>? waiters)
-    {
-        while (waiters is { Count: > 0 })
-        {
-            var waiter = waiters.Dequeue();
-            if (waiter.TryClaim())
-                waiter.Finish(false);
+            _waiters?.FailAll();
+            _flushWaiters?.FailAll();
         }
     }
 

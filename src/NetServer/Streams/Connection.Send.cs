@@ -1,6 +1,5 @@
 using System;
 using System.Buffers;
-using System.Collections.Generic;
 using System.Threading;
 using NetServer.Buffers;
 using NetServer.Internal;
@@ -50,8 +49,8 @@ internal sealed partial class Connection
 
     private readonly object _sendLock = new();
     private readonly SendQueue _queue;
-    private Queue<SendWaiter>? _waiters;      // parked senders, in arrival order
-    private Queue<SendWaiter>? _flushWaiters; // callers waiting for a watermark, in watermark order
+    private WaiterQueue? _waiters;      // parked senders, in arrival order (under the send lock)
+    private WaiterQueue? _flushWaiters; // callers waiting for a watermark, in watermark order
     private bool _flushing;
     private bool _corked;      // the flusher role is held by a hook gathering its sends (under the send lock)
     private bool _emptyRaised;
@@ -196,7 +195,7 @@ internal sealed partial class Connection
             if (Volatile.Read(ref _state) >= StateClosed)
                 return false;
             waiter = SendWaiter.ForFlush(watermark, synchronous);
-            (_flushWaiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+            (_flushWaiters ??= new WaiterQueue(_sendLock)).Park(waiter);
             return true;
         }
     }
@@ -227,7 +226,7 @@ internal sealed partial class Connection
         {
             if (waiter is null)
                 return SendStatus.Full;
-            (_waiters ??= new Queue<SendWaiter>()).Enqueue(waiter);
+            (_waiters ??= new WaiterQueue(_sendLock)).Park(waiter);
             return SendStatus.Waiting;
         }
 
@@ -304,21 +303,20 @@ internal sealed partial class Connection
     private bool HasRoomLocked(long length)
     {
         // Parked senders go first; a message larger than the limit may go alone into an empty queue.
-        if (_waiters is { Count: > 0 } && HasParkedSender())
+        if (_waiters is { HasParked: true })
             return false;
         var limit = _owner.EffectiveSendLimit;
         return _bytesPending == 0 || _bytesPending + length <= limit;
     }
 
-    private bool HasParkedSender()
+    /// <summary>Parked senders (cancelled ones not yet unlinked included), for tests.</summary>
+    internal int ParkedSenders
     {
-        foreach (var waiter in _waiters!)
+        get
         {
-            if (!waiter.IsClaimed)
-                return true;
+            lock (_sendLock)
+                return _waiters?.Length ?? 0;
         }
-
-        return false;
     }
 
     /// <summary>Receiving waits while this much is queued (see <see cref="ShouldPark"/>).</summary>

@@ -1,0 +1,113 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Streams;
+
+/// <summary>
+/// Bounds of the send side found in review: cancelled parked senders leave the queue at once (a
+/// stalled peer and an application that retries with timeouts cannot grow it), and the blocking
+/// Send gives up when the kernel takes nothing for its send timeout.
+/// </summary>
+public sealed class SendBoundsTests
+{
+    private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(30);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Senders_that_time_out_while_parked_leave_the_queue_at_once(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        Assert.True(harness.Start());
+        var (peer, session, _) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            // The peer reads nothing: once the queue is full every awaitable send parks.
+            session.OptionSendBufferLimit = 64 * 1024;
+            await HarnessExtensions.FillToTheLimitAsync(session);
+            var connection = session.CurrentConnection!;
+
+            // One sender that waits patiently, then rounds of senders that give up after a few ms.
+            var patient = session.SendAsync(new byte[100].AsMemory(), CancellationToken.None).AsTask();
+            var cancelled = 0;
+            for (var round = 0; round < 20; round++)
+            {
+                var impatient = new Task<bool>[50];
+                var tokens = new CancellationTokenSource[impatient.Length];
+                for (var i = 0; i < impatient.Length; i++)
+                {
+                    tokens[i] = new CancellationTokenSource(TimeSpan.FromMilliseconds(1 + (i % 10)));
+                    impatient[i] = session.SendAsync(new byte[100].AsMemory(), tokens[i].Token).AsTask();
+                }
+
+                // Each gives up (or, if the kernel took a little meanwhile, got in behind the patient one).
+                foreach (var send in impatient)
+                {
+                    try
+                    {
+                        Assert.True(await send.WaitAsync(s_timeout));
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        cancelled++;
+                    }
+                }
+
+                foreach (var token in tokens)
+                    token.Dispose();
+
+                // At most the patient sender is left: the cancelled ones did not stay behind it.
+                Assert.True(connection.ParkedSenders <= 1, $"{connection.ParkedSenders} senders still parked after round {round}.");
+            }
+
+            Assert.True(cancelled > 500, $"Only {cancelled} of 1000 sends gave up: the queue was not full.");
+            Assert.True(session.IsConnected);
+            _ = patient;
+        }
+    }
+
+    [Theory]
+    [InlineData(TransportKind.Uds)] // over TCP the kernel keeps taking a little now and then (window probes, buffer growth)
+    public async Task A_blocking_Send_that_finds_no_room_for_the_whole_send_timeout_returns_0_and_queues_nothing(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        Assert.True(harness.Start());
+        var (peer, session, _) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            session.OptionSendBufferLimit = 64 * 1024;
+            await HarnessExtensions.FillToTheLimitAsync(session);
+            session.Socket!.SendTimeout = 300;
+            var pending = session.BytesPending;
+
+            var watch = Stopwatch.StartNew();
+            var sent = await HarnessExtensions.RunBlocking(() => session.Send(new byte[1000])).WaitAsync(s_timeout);
+            Assert.Equal(0, sent);
+            Assert.True(watch.Elapsed >= TimeSpan.FromMilliseconds(250), $"Send gave up after {watch.Elapsed}.");
+            Assert.Equal(pending, session.BytesPending); // nothing queued
+            Assert.True(session.IsConnected);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
+    public async Task A_blocking_Send_whose_bytes_the_kernel_never_takes_closes_the_connection_with_TimedOut(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        Assert.True(harness.Start());
+        var (peer, session, probe) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            // No send limit: the bytes are accepted, but the peer reads nothing and the kernel
+            // buffers are full, so they never go out.
+            session.OptionSendBufferLimit = 0;
+            session.Socket!.SendTimeout = 300;
+            var sent = await HarnessExtensions.RunBlocking(() => session.Send(new byte[64 * 1024 * 1024])).WaitAsync(s_timeout);
+            Assert.Equal(0, sent);
+            Assert.Equal(DisconnectReason.TimedOut, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+        }
+    }
+}
