@@ -136,7 +136,7 @@ public abstract partial class StreamServer<TSession>
         try
         {
             Sessions[session.Id] = session;
-            Interlocked.Increment(ref _connectedSessions);
+            _connectedSessions.Increment();
             RunConnectHook(connection, static s => s.RaiseConnecting(), session);
             RunConnectHook(connection, static s => s.RaiseConnected(), session);
 

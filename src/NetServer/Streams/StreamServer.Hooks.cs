@@ -39,11 +39,11 @@ public abstract partial class StreamServer<TSession>
 
     // --- ISessionHost ---
 
-    void ISessionHost.CountSent(long bytes) => Interlocked.Add(ref _bytesSent, bytes);
+    void ISessionHost.CountSent(long bytes) => _bytesSent.Add(bytes);
 
-    void ISessionHost.CountReceived(long bytes) => Interlocked.Add(ref _bytesReceived, bytes);
+    void ISessionHost.CountReceived(long bytes) => _bytesReceived.Add(bytes);
 
-    void ISessionHost.CountPending(long delta) => Interlocked.Add(ref _bytesPending, delta);
+    void ISessionHost.CountPending(long delta) => _bytesPending.Add(delta);
 
     void ISessionHost.SessionConnecting(StreamSession session) => OnConnecting((TSession)session);
 
@@ -65,7 +65,7 @@ public abstract partial class StreamServer<TSession>
     {
         var typed = (TSession)session;
         if (Sessions.TryRemove(typed.Id, out _))
-            Interlocked.Decrement(ref _connectedSessions);
+            _connectedSessions.Decrement();
         _registry.Remove(typed, forever: true);
         SessionLeft();
 

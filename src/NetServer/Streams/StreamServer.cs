@@ -29,10 +29,11 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     private readonly SessionRegistry<TSession> _registry = new();
     private Socket? _listener;
     private int _generation;
-    private long _connectedSessions;
-    private long _bytesPending;
-    private long _bytesSent;
-    private long _bytesReceived;
+    // Every session of the server updates these from its own thread: each on a cache line of its own.
+    private PaddedCounter _connectedSessions;
+    private PaddedCounter _bytesPending;
+    private PaddedCounter _bytesSent;
+    private PaddedCounter _bytesReceived;
     private long _admittedSessions; // accepted and not yet finished (counts sessions still being set up)
     private long _rejectedSessions;
     private int _maxSessions;
@@ -64,16 +65,16 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     public EndPoint Endpoint { get; private set; }
 
     /// <summary>Number of sessions currently connected.</summary>
-    public long ConnectedSessions => Interlocked.Read(ref _connectedSessions);
+    public long ConnectedSessions => _connectedSessions.Read();
 
     /// <summary>Bytes accepted by sends of all sessions and not yet handed to the operating system (the sum of the sessions' <c>BytesPending</c>).</summary>
-    public long BytesPending => Interlocked.Read(ref _bytesPending);
+    public long BytesPending => _bytesPending.Read();
 
     /// <summary>Bytes sent by all sessions since the server started.</summary>
-    public long BytesSent => Interlocked.Read(ref _bytesSent);
+    public long BytesSent => _bytesSent.Read();
 
     /// <summary>Bytes received by all sessions since the server started.</summary>
-    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
+    public long BytesReceived => _bytesReceived.Read();
 
     /// <summary>True between a successful <see cref="Start"/> and <see cref="Stop"/>.</summary>
     public bool IsStarted => _isStarted;
@@ -183,8 +184,8 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             }
 
             Endpoint = listener.LocalEndPoint ?? Endpoint;
-            Interlocked.Exchange(ref _bytesSent, 0);
-            Interlocked.Exchange(ref _bytesReceived, 0);
+            _bytesSent.Reset();
+            _bytesReceived.Reset();
             _listener = listener;
             var generation = Interlocked.Increment(ref _generation);
             _isStarted = true;
