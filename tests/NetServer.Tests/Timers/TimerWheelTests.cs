@@ -12,8 +12,10 @@ public class TimerWheelTests
 {
     private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(20);
 
-    // How late an expiry may come on a loaded 2-core machine, beyond one tick.
-    private static readonly TimeSpan s_slack = TimeSpan.FromMilliseconds(300);
+    // How late an expiry may come beyond one tick: generous, since the clock ticks on the thread
+    // pool and a loaded 2-core machine running the other tests delays it (typical lateness is in
+    // docs/timers.md); it still fails an expiry a tick chain or a round late.
+    private static readonly TimeSpan s_slack = TimeSpan.FromSeconds(1);
 
     [Fact]
     public void The_shared_wheel_ticks_about_every_10_ms()
