@@ -96,11 +96,11 @@ internal abstract class TimerEntry
 
     /// <summary>
     /// Called once per arming that expires, never before its due time, at most about one tick
-    /// (plus the thread pool's delay) after it. It runs on the clock's tick thread (a thread-pool
-    /// thread running the wheel's <see cref="Timer"/> callback), outside the wheel's lock, one
-    /// entry after another: keep it short and never block; queue anything longer. It may re-arm
-    /// this entry or any other. An exception it throws is caught and traced; the clock keeps
-    /// ticking.
+    /// (plus the tick thread's own lateness) after it. It runs on the clock's tick thread (the
+    /// wheel's own background thread, not the thread pool), outside the wheel's lock, one entry
+    /// after another: keep it short and never block, since every other deadline of the process
+    /// waits meanwhile; queue anything longer. It may re-arm this entry or any other. An exception
+    /// it throws is caught and traced; the clock keeps ticking.
     /// </summary>
     protected abstract void OnExpired();
 

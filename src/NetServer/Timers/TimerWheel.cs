@@ -1,14 +1,13 @@
 using System;
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 
 namespace NetServer.Timers;
 
 /// <summary>
 /// The shared clock: one hashed timer wheel for every deadline of the process, driven by one
-/// <see cref="System.Threading.Timer"/> that ticks only while something is linked, so an idle
-/// process has no wake-ups and a hundred thousand armed deadlines cost one slot walk per tick.
+/// background thread that ticks only while something is linked (idle, it blocks without a
+/// timeout: no wake-ups), so a hundred thousand armed deadlines cost one slot walk per tick.
 /// </summary>
 /// <remarks>
 /// <para>
@@ -22,14 +21,19 @@ namespace NetServer.Timers;
 /// long delay needs no round counting: a walk of the slot skips entries whose tick is still
 /// ahead. A deadline is linked at the first tick that starts at or after it, and the wheel
 /// processes a tick only once its start has passed, so nothing fires early; it fires at most one
-/// tick, plus the timer's own lateness, after its due time.
+/// tick, plus the tick thread's own lateness, after its due time.
+/// </para>
+/// <para>
+/// The tick thread is the wheel's own (made on first use, a background thread), not a
+/// <see cref="Timer"/>: a timer's callback is a thread-pool work item, which at 100 ticks a
+/// second cost about ten times the CPU (pool wake-ups and spinning, docs/timers.md) and is late
+/// whenever the pool is starved, when deadlines matter most.
 /// </para>
 /// <para>
 /// One lock guards the slot lists (link, unlink, a tick's walk of one slot); callbacks are never
 /// called under it. See <see cref="TimerEntry"/> for the lazy re-arm and exactly-once rules.
 /// </para>
 /// </remarks>
-[SuppressMessage("Design", "CA1001", Justification = "A wheel lives as long as the process (Shared) or its test, and its timer is stopped whenever nothing is linked.")]
 internal sealed class TimerWheel
 {
     /// <summary><see cref="TimerEntry.LinkedTick"/> of an entry in no slot.</summary>
@@ -40,17 +44,16 @@ internal sealed class TimerWheel
     private const long MaxDue = long.MaxValue / 2;
 
     private static readonly double s_timestampsPerTimeSpanTick = (double)Stopwatch.Frequency / TimeSpan.TicksPerSecond;
-    private static readonly TimerCallback s_tick = static state => ((TimerWheel)state!).Tick();
 
     private readonly object _lock = new();
     private readonly TimerEntry?[] _slots;
     private readonly long _slotMask;
     private readonly int _shift;
     private readonly long _tickRounding;
-    private readonly Timer _timer;
+    private Thread? _thread;     // under _lock: made on first use
     private long _processedTick; // under _lock: every tick up to this one has been walked
     private int _linkedCount;    // under _lock
-    private bool _running;       // under _lock: the one-shot timer is set or its callback is running
+    private bool _running;       // under _lock: false while the tick thread waits for something to be linked
     private long _tickCount;
     private long _startCount;
     private long _expiredCount;
@@ -68,18 +71,6 @@ internal sealed class TimerWheel
         _tickRounding = (1L << _shift) - 1;
         _slots = new TimerEntry?[slotCount];
         _slotMask = slotCount - 1;
-
-        // The timer must not capture the execution context (and its AsyncLocals) of whichever
-        // code happened to create the wheel.
-        if (ExecutionContext.IsFlowSuppressed())
-        {
-            _timer = new Timer(s_tick, this, Timeout.Infinite, Timeout.Infinite);
-        }
-        else
-        {
-            using (ExecutionContext.SuppressFlow())
-                _timer = new Timer(s_tick, this, Timeout.Infinite, Timeout.Infinite);
-        }
     }
 
     /// <summary>The process-wide clock: 1024 slots, a tick of about 10 ms.</summary>
@@ -94,10 +85,10 @@ internal sealed class TimerWheel
     /// <summary>Slots in the wheel.</summary>
     public int SlotCount => _slots.Length;
 
-    /// <summary>Timer callbacks run so far (each walks the slots of the ticks that passed).</summary>
+    /// <summary>Wake-ups of the tick thread so far (each walks the slots of the ticks that passed).</summary>
     internal long TickCount => Interlocked.Read(ref _tickCount);
 
-    /// <summary>How many times the timer was started after the wheel had been idle.</summary>
+    /// <summary>How many times the tick thread was started or woken after the wheel had been idle.</summary>
     internal long StartCount => Interlocked.Read(ref _startCount);
 
     /// <summary><see cref="TimerEntry.OnExpired"/> calls made so far.</summary>
@@ -106,7 +97,7 @@ internal sealed class TimerWheel
     /// <summary><see cref="TimerEntry.OnExpired"/> calls that threw.</summary>
     internal long FailureCount => Interlocked.Read(ref _failureCount);
 
-    /// <summary>True while the timer is set or its callback runs; false once nothing is linked.</summary>
+    /// <summary>True while the tick thread ticks; false once nothing is linked (it then waits without a timeout).</summary>
     internal bool IsRunning
     {
         get
@@ -178,8 +169,58 @@ internal sealed class TimerWheel
             {
                 _running = true;
                 Interlocked.Increment(ref _startCount);
-                _timer.Change(DelayUntil(_processedTick + 1), Timeout.Infinite);
+                if (_thread is null)
+                    _thread = StartThread();
+                else
+                    Monitor.Pulse(_lock);
             }
+        }
+    }
+
+    private Thread StartThread()
+    {
+        var thread = new Thread(Run) { IsBackground = true, Name = "NetServer clock" };
+
+        // The thread must not carry the execution context (and its AsyncLocals) of whichever
+        // code happened to arm the first deadline.
+        if (ExecutionContext.IsFlowSuppressed())
+        {
+            thread.Start();
+        }
+        else
+        {
+            using (ExecutionContext.SuppressFlow())
+                thread.Start();
+        }
+
+        return thread;
+    }
+
+    // The tick thread: waits for the start of the next tick while something is linked, and
+    // without a timeout while nothing is (Schedule pulses it), so an idle wheel has no wake-ups.
+    private void Run()
+    {
+        while (true)
+        {
+            lock (_lock)
+            {
+                while (true)
+                {
+                    if (_linkedCount == 0)
+                    {
+                        _running = false;
+                        Monitor.Wait(_lock);
+                        continue;
+                    }
+
+                    var delay = MillisecondsUntil(_processedTick + 1);
+                    if (delay <= 0)
+                        break;
+                    Monitor.Wait(_lock, delay);
+                }
+            }
+
+            Tick();
         }
     }
 
@@ -195,14 +236,7 @@ internal sealed class TimerWheel
             {
                 var tick = _processedTick + 1;
                 if (tick > target)
-                {
-                    // One-shot, set again only while something is linked: an idle wheel has no wake-ups.
-                    if (_linkedCount == 0)
-                        _running = false;
-                    else
-                        _timer.Change(DelayUntil(tick), Timeout.Infinite);
                     return;
-                }
 
                 // After a long stall every slot is walked once, with the latest tick that maps to it.
                 if (target - tick >= _slots.Length)
@@ -305,10 +339,12 @@ internal sealed class TimerWheel
         _linkedCount--;
     }
 
-    // Milliseconds until tick starts (at least 1, so a late wheel does not spin).
-    private int DelayUntil(long tick)
+    // Whole milliseconds until the tick starts, rounded up; zero once it has.
+    private int MillisecondsUntil(long tick)
     {
         var delta = (tick << _shift) - Now;
+        if (delta <= 0)
+            return 0;
         var ms = (long)Math.Ceiling(ToTimeSpan(delta).TotalMilliseconds);
         return (int)Math.Min(Math.Max(ms, 1), int.MaxValue);
     }

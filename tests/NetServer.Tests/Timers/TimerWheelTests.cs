@@ -159,17 +159,28 @@ public class TimerWheelTests
     }
 
     [Fact]
-    public async Task The_timer_runs_only_while_something_is_armed()
+    public async Task The_tick_thread_wakes_only_while_something_is_armed()
     {
         var wheel = new TimerWheel(TimeSpan.FromMilliseconds(10));
         Assert.False(wheel.IsRunning);
         Assert.Equal(0, wheel.StartCount);
 
-        var entry = new CountingEntry(wheel);
+        string? threadName = null;
+        var pooled = true;
+        var entry = new CountingEntry(wheel)
+        {
+            Expired = _ =>
+            {
+                threadName = Thread.CurrentThread.Name;
+                pooled = Thread.CurrentThread.IsThreadPoolThread;
+            },
+        };
         entry.ArmIn(TimeSpan.FromMilliseconds(30));
         Assert.True(wheel.IsRunning);
         Assert.Equal(1, wheel.StartCount);
         await entry.Fired.Task.WaitAsync(s_timeout);
+        Assert.Equal("NetServer clock", threadName); // the wheel's own thread, not the pool
+        Assert.False(pooled);
         await TimerWaits.UntilAsync(() => !wheel.IsRunning, s_timeout, () => "the wheel to stop");
 
         // Stopped: no tick at all for a while, however many ticks' time passes.
