@@ -24,6 +24,7 @@ public class TimerBenchmarks
     private DeadlineTimer _pending = null!;
     private DeadlineTimer _cycled = null!;
     private Timer _timer = null!;
+    private long _laterDue;
     private long _tickLength;
     private long _earlierDue;
     private long _earlierFloor;
@@ -41,6 +42,7 @@ public class TimerBenchmarks
     {
         _later = new NullEntry();
         _later.ArmAfter(s_idleTimeout);
+        _laterDue = TimerWheel.Now + TimerWheel.ToTimestampDelta(TimeSpan.FromMinutes(20));
         _disarmed = new NullEntry();
         _disarmed.ArmAfter(s_idleTimeout);
 
@@ -73,6 +75,15 @@ public class TimerBenchmarks
     /// <summary>Push a pending deadline on: only the due time is written.</summary>
     [Benchmark(Baseline = true)]
     public void ArmAfterLater() => _later.ArmAfter(s_idleTimeout);
+
+    /// <summary>As <see cref="ArmAfterLater"/> with the timestamp already known (no clock read): the re-arm itself.</summary>
+    [Benchmark]
+    public void ArmAtLater() => _later.ArmAt(_laterDue);
+
+    /// <summary>The clock read every ArmAfter makes (a Stopwatch timestamp).</summary>
+    [Benchmark]
+    [SuppressMessage("Performance", "CA1822", Justification = "A benchmark is an instance method.")]
+    public long ClockNow() => TimerWheel.Now;
 
     /// <summary>Bring a pending deadline one tick earlier than where it is linked: moved under the lock.</summary>
     [Benchmark]

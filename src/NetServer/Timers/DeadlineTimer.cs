@@ -56,7 +56,7 @@ public partial class DeadlineTimer : IDisposable
     private readonly Alarm _alarm;
     private readonly Queue<Outcome> _outcomes = new(2); // under _sync: ended waits whose OnTimer is still due
     private Action<bool>? _action;
-    private DateTime _expireTime;  // under _sync
+    private DateTime? _expireUtc;  // under _sync: the time given to Setup(DateTime); null after Setup(TimeSpan)
     private long _due;             // under _sync: the expiry as a TimerWheel timestamp
     private bool _isSetUp;         // under _sync
     private bool _waiting;         // under _sync: a wait is pending (the alarm is armed)
@@ -76,13 +76,29 @@ public partial class DeadlineTimer : IDisposable
 
     internal DeadlineTimer(TimerWheel wheel) => _alarm = new Alarm(this, wheel);
 
-    /// <summary>The expiry as a UTC time; <see cref="DateTime.MinValue"/> before the first <c>Setup</c>.</summary>
+    /// <summary>
+    /// The expiry as a UTC time: the time given to <see cref="Setup(DateTime)"/>, or after
+    /// <see cref="Setup(TimeSpan)"/> the current UTC time plus the time left;
+    /// <see cref="DateTime.MinValue"/> before the first <c>Setup</c>.
+    /// </summary>
     public DateTime ExpireTime
     {
         get
         {
+            long due;
             lock (_sync)
-                return _isSetUp ? _expireTime : DateTime.MinValue;
+            {
+                if (!_isSetUp)
+                    return DateTime.MinValue;
+                if (_expireUtc is { } utc)
+                    return utc;
+                due = _due;
+            }
+
+            // From the monotonic deadline, so Setup(TimeSpan) need not read the wall clock.
+            var now = DateTime.UtcNow;
+            var left = TimerWheel.ToTimeSpan(due - TimerWheel.Now);
+            return left < DateTime.MaxValue - now ? now + left : DateTime.SpecifyKind(DateTime.MaxValue, DateTimeKind.Utc);
         }
     }
 
@@ -141,10 +157,7 @@ public partial class DeadlineTimer : IDisposable
     {
         if (after < TimeSpan.Zero)
             throw new ArgumentOutOfRangeException(nameof(after), "The span must not be negative.");
-        var due = TimerWheel.Now + TimerWheel.ToTimestampDelta(after);
-        var utc = DateTime.UtcNow;
-        utc = after < DateTime.MaxValue - utc ? utc + after : DateTime.SpecifyKind(DateTime.MaxValue, DateTimeKind.Utc);
-        return SetExpiry(utc, due);
+        return SetExpiry(null, TimerWheel.Now + TimerWheel.ToTimestampDelta(after));
     }
 
     /// <summary>
@@ -274,13 +287,13 @@ public partial class DeadlineTimer : IDisposable
     /// </summary>
     protected virtual void OnError(Exception exception) => Trace.TraceError("NetServer: {0}", exception);
 
-    private bool SetExpiry(DateTime utc, long due)
+    private bool SetExpiry(DateTime? utc, long due)
     {
         lock (_sync)
         {
             if (_disposed)
                 return false;
-            _expireTime = utc;
+            _expireUtc = utc;
             _due = due;
             _isSetUp = true;
             if (_waiting)

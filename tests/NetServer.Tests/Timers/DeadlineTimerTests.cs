@@ -80,7 +80,7 @@ public class DeadlineTimerTests
         var before = DateTime.UtcNow;
         Assert.True(timer.Setup(TimeSpan.FromMilliseconds(100)));
         Assert.Equal(DateTimeKind.Utc, timer.ExpireTime.Kind);
-        Assert.InRange(timer.ExpireTime, before.AddMilliseconds(100), DateTime.UtcNow.AddMilliseconds(100));
+        Assert.InRange(timer.ExpireTime, before.AddMilliseconds(95), DateTime.UtcNow.AddMilliseconds(105));
         Assert.InRange(timer.ExpireTimespan, TimeSpan.FromMilliseconds(1), TimeSpan.FromMilliseconds(100));
         Assert.True(timer.WaitAsync());
         Assert.True(timer.IsWaiting);
