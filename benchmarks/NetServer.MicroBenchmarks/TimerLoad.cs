@@ -12,7 +12,8 @@ namespace NetServer.MicroBenchmarks;
 /// <see cref="DeadlineTimer"/>, and per <see cref="Timer"/> for reference), and process CPU time
 /// per second of wall time in four phases: idle, armed and left alone, re-armed every tick by a
 /// background loop, and expiring about once a second each (re-armed from their callbacks, with
-/// the lateness of each expiry). Run: <c>-- timer-load [seconds per phase] [entries]</c>.
+/// the lateness of each expiry); and, for reference, what a wake-up every tick costs through a
+/// <see cref="Timer"/> and through a thread waiting on a monitor. Run: <c>-- timer-load [seconds per phase] [entries]</c>.
 /// </summary>
 internal static class TimerLoad
 {
@@ -70,6 +71,7 @@ internal static class TimerLoad
         var entries = Enumerable.Range(0, count).Select(i => new LoadEntry { Seed = i }).ToArray();
 
         Phase("idle: nothing armed", seconds, wheel);
+        ReferenceWakeups(seconds, wheel);
 
         foreach (var entry in entries)
             entry.ArmIn(TimeSpan.FromSeconds(random.Next(60, 3600)));
@@ -112,6 +114,33 @@ internal static class TimerLoad
         foreach (var entry in entries)
             entry.Disarm();
         GC.KeepAlive(entries);
+    }
+
+    // What a wake-up every tick costs by itself: through a System.Threading.Timer (a thread-pool
+    // work item each time) and through a thread waiting on a monitor (what the wheel does).
+    private static void ReferenceWakeups(int seconds, TimerWheel wheel)
+    {
+        var period = (int)Math.Max(1, Math.Round(wheel.TickLength.TotalMilliseconds));
+        Timer? timer = null;
+        timer = new Timer(_ => timer!.Change(period, Timeout.Infinite), null, period, Timeout.Infinite);
+        Phase($"reference: a one-shot System.Threading.Timer set again every {period} ms, nothing else", seconds, wheel);
+        timer.Dispose();
+
+        var gate = new object();
+        var stop = false;
+        var thread = new Thread(() =>
+        {
+            lock (gate)
+            {
+                while (!stop)
+                    Monitor.Wait(gate, period);
+            }
+        }) { IsBackground = true };
+        thread.Start();
+        Phase($"reference: a thread waiting on a monitor for {period} ms at a time, nothing else", seconds, wheel);
+        lock (gate)
+            stop = true;
+        thread.Join();
     }
 
     // Process CPU per second of wall time, as % of one core, over one phase.

@@ -1,11 +1,13 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Timers;
 
 namespace NetServer;
 
+// How a wait ends: the alarm on the clock, the waiters, and OnTimer run on the thread pool.
 public partial class DeadlineTimer
 {
     private void CancelWaiters(Waiters waiters)
@@ -17,6 +19,77 @@ public partial class DeadlineTimer
         }
 
         _alarm.Queue();
+    }
+
+    // On the clock's tick thread: keep it short, hand the callback to the thread pool.
+    private void Expire()
+    {
+        lock (_sync)
+        {
+            // A firing of an earlier arming that lost to a Cancel or to a Setup that moved the
+            // deadline: the current wait is armed on its own and fires when its time comes.
+            if (!_waiting || TimerWheel.Now < _due)
+                return;
+            if (!EndLocked(canceled: false))
+                return;
+        }
+
+        _alarm.Queue();
+    }
+
+    // On a thread-pool thread: one OnTimer per ended wait, in order, never two at once.
+    private void RunOutcomes()
+    {
+        while (true)
+        {
+            Outcome outcome;
+            lock (_sync)
+            {
+                if (_outcomes.Count == 0)
+                {
+                    _dispatching = false;
+                    return;
+                }
+
+                outcome = _outcomes.Dequeue();
+            }
+
+            outcome.Waiters?.ReleaseRegistrations();
+            try
+            {
+                OnTimer(outcome.Canceled);
+            }
+            catch (Exception e)
+            {
+                ReportException(e);
+            }
+        }
+    }
+
+    private void ReportException(Exception exception)
+    {
+        try
+        {
+            OnError(exception);
+        }
+        catch (Exception e)
+        {
+            // The handler for failures failed as well: the trace is the last place left to report both.
+            Trace.TraceError("NetServer: {0} failed while handling {1}", e, exception);
+        }
+    }
+
+    private readonly struct Outcome
+    {
+        public Outcome(bool canceled, Waiters? waiters)
+        {
+            Canceled = canceled;
+            Waiters = waiters;
+        }
+
+        public bool Canceled { get; }
+
+        public Waiters? Waiters { get; }
     }
 
     // The timer's entry on the clock; also the thread-pool work item that runs the timer's
