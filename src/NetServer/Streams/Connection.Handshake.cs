@@ -49,6 +49,7 @@ internal sealed partial class Connection
     /// </summary>
     public void Open(bool startReceiving)
     {
+        StartIdleTimer(); // after the connect hooks, which may set the option
         if (_layer is null)
         {
             if (IsOpen)

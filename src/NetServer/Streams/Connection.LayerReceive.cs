@@ -16,11 +16,9 @@ internal sealed partial class Connection
     private const int WriteLeftToReader = 1;
     private const int ReaderDone = 2;
 
-    private static readonly TimerCallback s_lostPeerExpired = static state => ((Connection)state!).EndAfterLostPeer();
 
     private int _closeNotified;    // the peer ended the stream with close_notify (not a bare end of its socket)
     private int _readerEnd;        // 0, WriteLeftToReader or ReaderDone: see StreamWriteFailed
-    private Timer? _lostPeerTimer; // bounds the wait of a write left to the reader (a paused loop reads nothing)
 
     private async Task StreamReceiveLoopAsync(Stream stream)
     {
@@ -118,7 +116,7 @@ internal sealed partial class Connection
         if (previous == ReaderDone)
             return false;
         if (previous == 0)
-            Volatile.Write(ref _lostPeerTimer, new Timer(s_lostPeerExpired, this, timeout, Timeout.InfiniteTimeSpan));
+            StartLostPeerTimer(timeout); // a paused loop reads nothing: bound the wait
         return true;
     }
 
@@ -130,7 +128,7 @@ internal sealed partial class Connection
     /// </summary>
     private void EndAfterLostPeer()
     {
-        Interlocked.Exchange(ref _lostPeerTimer, null)?.Dispose();
+        StopLostPeerTimer();
         Abort(Volatile.Read(ref _closeNotified) != 0 ? DisconnectReason.PeerClosed : DisconnectReason.ConnectionReset);
     }
 

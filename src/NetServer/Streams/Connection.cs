@@ -85,8 +85,6 @@ internal sealed partial class Connection
             _handshake = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
             _gate = new ReadGate();
         }
-
-        StartIdleTimer();
     }
 
     public Socket Socket => _socket;

@@ -180,7 +180,8 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <summary>
     /// Closes a connection on which no byte moved either way for this long, with
     /// <see cref="NetServer.DisconnectReason.IdleTimeout"/> (default <see cref="Timeout.InfiniteTimeSpan"/>: never).
-    /// Checked on the process's shared clock (no timer per connection); set it before the connection starts.
+    /// Checked on the process's shared clock (no timer per connection); set it before the connection
+    /// starts or in OnConnected (a session: in its constructor or OnConnected).
     /// </summary>
     public TimeSpan OptionIdleTimeout
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Diagnostics;
+using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
@@ -108,6 +109,50 @@ public sealed class SendBoundsTests
             var sent = await HarnessExtensions.RunBlocking(() => session.Send(new byte[64 * 1024 * 1024])).WaitAsync(s_timeout);
             Assert.Equal(0, sent);
             Assert.Equal(DisconnectReason.TimedOut, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+        }
+    }
+}
+
+/// <summary>The idle timeout, on the shared clock.</summary>
+public sealed class IdleTimeoutTests
+{
+    private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(30);
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task A_connection_on_which_nothing_moves_closes_with_IdleTimeout_and_traffic_keeps_it_open(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        harness.Probe.ConfigureSession = probe => probe.Connected = static session => session.OptionIdleTimeout = TimeSpan.FromMilliseconds(1500);
+        Assert.True(harness.Start());
+
+        var (busy, busySession, busyProbe) = await harness.ConnectPeerAsync();
+        var (idle, _, idleProbe) = await harness.ConnectPeerAsync();
+        using (busy)
+        using (idle)
+        {
+            // One byte every 100 ms (a fifteenth of the timeout, so a loaded machine's late timers
+            // do not matter) keeps the busy one open while the idle one starts closing.
+            var watch = Stopwatch.StartNew();
+            while (watch.Elapsed < TimeSpan.FromSeconds(3))
+            {
+                await busy.SendAsync(new byte[1], System.Net.Sockets.SocketFlags.None);
+                await Task.Delay(100);
+            }
+
+            Assert.Contains("disconnecting", idleProbe.Events);
+            Assert.True(busySession.IsConnected, $"Traffic did not keep the connection open: {busySession.DisconnectReason}, received {busySession.BytesReceived}.");
+
+            // Quiet now: it starts closing too, not before its timeout.
+            var quiet = Stopwatch.StartNew();
+            await Wait.UntilAsync(() => busyProbe.Events.Contains("disconnecting"), "the quiet connection to time out");
+            Assert.True(quiet.Elapsed >= TimeSpan.FromMilliseconds(1400), $"Closing after {quiet.Elapsed} of quiet.");
+
+            // The close is graceful (our end of stream first): it ends when the peers end theirs.
+            idle.Shutdown(System.Net.Sockets.SocketShutdown.Send);
+            busy.Shutdown(System.Net.Sockets.SocketShutdown.Send);
+            Assert.Equal(DisconnectReason.IdleTimeout, await idleProbe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+            Assert.Equal(DisconnectReason.IdleTimeout, await busyProbe.DisconnectedSignal.Task.WaitAsync(s_timeout));
         }
     }
 }
