@@ -1,6 +1,7 @@
 using System;
 using System.IO;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Internal;
@@ -61,11 +62,16 @@ internal sealed partial class Connection
 
             if (!write.IsCompleted)
             {
-                _ = AwaitStreamWriteAsync(stream, write, chunk.Count, staging);
+                // Pending: continue from its completion through one delegate made per connection,
+                // not an async state machine per pending write.
+                _pendingWrite = write.ConfigureAwait(false).GetAwaiter();
+                _pendingWriteCount = chunk.Count;
+                _pendingWriteStaging = staging;
+                _pendingWrite.UnsafeOnCompleted(_writeCompleted ??= OnStreamWriteCompleted);
                 return;
             }
 
-            if (!StreamWriteDone(write, chunk.Count, staging))
+            if (!StreamWriteDone(write.ConfigureAwait(false).GetAwaiter(), chunk.Count, staging))
                 return;
         }
     }
@@ -73,28 +79,28 @@ internal sealed partial class Connection
     /// <summary>Largest single stream write (four TLS records).</summary>
     private const int MaxStreamWrite = 64 * 1024;
 
-    private async Task AwaitStreamWriteAsync(Stream stream, ValueTask write, int count, byte[]? staging)
-    {
-        try
-        {
-            await write.ConfigureAwait(false);
-        }
-        catch (Exception e)
-        {
-            StreamWriteFailed(e, staging);
-            return;
-        }
+    // The write in progress while the flusher waits for it (flusher only).
+    private ConfiguredValueTaskAwaitable.ConfiguredValueTaskAwaiter _pendingWrite;
+    private int _pendingWriteCount;
+    private byte[]? _pendingWriteStaging;
+    private Action? _writeCompleted;
 
-        if (StreamWriteDone(default, count, staging))
+    private void OnStreamWriteCompleted()
+    {
+        var write = _pendingWrite;
+        var staging = _pendingWriteStaging;
+        _pendingWrite = default;
+        _pendingWriteStaging = null;
+        if (StreamWriteDone(write, _pendingWriteCount, staging) && _stream is { } stream)
             StreamFlushLoop(stream);
     }
 
     /// <summary>Accounts a finished write; false if it failed (the flusher role is then given up).</summary>
-    private bool StreamWriteDone(ValueTask write, int count, byte[]? staging)
+    private bool StreamWriteDone(ConfiguredValueTaskAwaitable.ConfiguredValueTaskAwaiter write, int count, byte[]? staging)
     {
         try
         {
-            write.GetAwaiter().GetResult(); // a completed ValueTask: consumes it (its result or exception), never blocks
+            write.GetResult(); // a completed write: consumes it (its result or exception), never blocks
         }
         catch (Exception e)
         {

@@ -141,7 +141,7 @@ internal sealed class GatedStream : Stream, IValueTaskSource<int>
     private int Counted(int count, int asked)
     {
         if (count == 0 && asked > 0)
-            _gate.TransportEnded();
+            _gate.NoteTransportEnded();
         return count;
     }
 

@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 
 namespace NetServer.Tls;
 
@@ -10,64 +11,84 @@ namespace NetServer.Tls;
 /// getting bytes from the transport and returning them: not while it waits inside the transport
 /// for bytes (parked; the transport stream, <c>GatedStream</c>, says when), and not when no read
 /// is under way. <see cref="Run"/> runs the shutdown at once at such a moment, or else as soon as
-/// the read parks or ends; a transport read that completes meanwhile waits on the gate's lock
-/// before its bytes go up to be decrypted, so the shutdown always finishes first.
+/// the read parks or ends; a transport read that completes meanwhile waits for the shutdown to
+/// finish before its bytes go up to be decrypted.
 /// </summary>
 /// <remarks>
-/// The lock is held only to flip these flags, except around the exclusive work itself (OpenSSL's
-/// shutdown and the start of the close_notify write, once per connection): never across a wait for
-/// the network.
+/// The reads' own moves (enter, park, unpark, exit: four per read) are one atomic update each on
+/// a state word, no lock: they are on every read of every TLS connection. The lock is taken only
+/// on the rare path, around the exclusive work itself (OpenSSL's shutdown and the start of the
+/// close_notify write, once per connection), never across a wait for the network.
 /// </remarks>
 internal sealed class ReadGate
 {
+    private const int Parked = 1;       // the layer's read waits in the transport for bytes: it decrypts nothing
+    private const int WorkPending = 2;  // work waits for the read to park or end
+    private const int WorkRunning = 4;  // work runs (under the lock): an unparking read waits for it
+    private const int TransportEnded = 8;
+    private const int ReadUnit = 16;    // reads under way, counted above the flags
+
     private readonly object _lock = new();
-    private int _reads;    // layer reads under way (EnterRead..ExitRead); an ended read may be counted a moment longer
-    private bool _parked;  // the layer's read waits in the transport for bytes: it decrypts nothing
-    private Action<object>? _work;
+    private int _state;
+    private Action<object>? _work;     // under the lock
     private object? _workState;
-    private volatile bool _transportEnded;
 
-    /// <summary>
-    /// A read of the transport returned no bytes: the peer's socket ended. When the layer's read
-    /// returns its end of stream before this is set, the layer ended on the peer's close_notify.
-    /// </summary>
-    public bool HasTransportEnded => _transportEnded;
-
-    /// <summary>The transport stream read the end of the socket's stream.</summary>
-    public void TransportEnded() => _transportEnded = true;
+    /// <summary>True once a transport read returned the end of stream (the socket's, not the layer's).</summary>
+    public bool HasTransportEnded => (Volatile.Read(ref _state) & TransportEnded) != 0;
 
     /// <summary>Before each read of the layer's stream.</summary>
-    public void EnterRead()
-    {
-        lock (_lock)
-            _reads++;
-    }
+    public void EnterRead() => Interlocked.Add(ref _state, ReadUnit);
 
     /// <summary>After each read of the layer's stream, however it ended: runs work that waited for it.</summary>
     public void ExitRead()
     {
-        lock (_lock)
-        {
-            _reads--;
-            RunWaitingWorkLocked();
-        }
+        if ((Interlocked.Add(ref _state, -ReadUnit) & WorkPending) != 0)
+            RunPendingWork();
     }
 
     /// <summary>The layer's read starts waiting in the transport for bytes: runs work that waited for this.</summary>
     public void Park()
     {
-        lock (_lock)
+        int state;
+        do
         {
-            _parked = true;
-            RunWaitingWorkLocked();
+            state = Volatile.Read(ref _state);
         }
+        while (Interlocked.CompareExchange(ref _state, state | Parked, state) != state);
+        if ((state & WorkPending) != 0)
+            RunPendingWork();
     }
 
     /// <summary>The transport read got its bytes (or failed); the layer may decrypt once this returns.</summary>
     public void Unpark()
     {
-        lock (_lock)
-            _parked = false;
+        while (true)
+        {
+            var state = Volatile.Read(ref _state);
+            if ((state & WorkRunning) != 0)
+            {
+                // The work runs under the lock: taking it waits until the work is done.
+                lock (_lock)
+                {
+                }
+
+                continue;
+            }
+
+            if (Interlocked.CompareExchange(ref _state, state & ~Parked, state) == state)
+                return;
+        }
+    }
+
+    /// <summary>A transport read returned the end of stream.</summary>
+    public void NoteTransportEnded()
+    {
+        int state;
+        do
+        {
+            state = Volatile.Read(ref _state);
+        }
+        while (Interlocked.CompareExchange(ref _state, state | TransportEnded, state) != state);
     }
 
     /// <summary>
@@ -79,24 +100,67 @@ internal sealed class ReadGate
     {
         lock (_lock)
         {
-            if (_reads != 0 && !_parked)
+            _work = work;
+            _workState = state;
+            while (true)
             {
-                _work = work;
-                _workState = state;
-                return;
+                var current = Volatile.Read(ref _state);
+                if (IsQuiet(current))
+                {
+                    if (Interlocked.CompareExchange(ref _state, current | WorkRunning, current) == current)
+                    {
+                        RunWorkLocked();
+                        return;
+                    }
+                }
+                else if (Interlocked.CompareExchange(ref _state, current | WorkPending, current) == current)
+                {
+                    return; // the read runs it when it parks or ends
+                }
             }
-
-            work(state);
         }
     }
 
-    private void RunWaitingWorkLocked()
+    /// <summary>No read can be decrypting: none under way, or the one under way is parked.</summary>
+    private static bool IsQuiet(int state) => state < ReadUnit || (state & Parked) != 0;
+
+    /// <summary>On a read's thread when it parked or ended with work pending: runs the work if the gate is quiet now.</summary>
+    private void RunPendingWork()
     {
-        if (_work is not { } work || (_reads != 0 && !_parked))
-            return;
+        lock (_lock)
+        {
+            while (true)
+            {
+                var current = Volatile.Read(ref _state);
+                if ((current & WorkPending) == 0 || !IsQuiet(current))
+                    return;
+                if (Interlocked.CompareExchange(ref _state, (current & ~WorkPending) | WorkRunning, current) == current)
+                    break;
+            }
+
+            RunWorkLocked();
+        }
+    }
+
+    /// <summary>Runs the stored work with WorkRunning set and the lock held, then clears both.</summary>
+    private void RunWorkLocked()
+    {
+        var work = _work!;
         var state = _workState!;
         _work = null;
         _workState = null;
-        work(state);
+        try
+        {
+            work(state);
+        }
+        finally
+        {
+            int current;
+            do
+            {
+                current = Volatile.Read(ref _state);
+            }
+            while (Interlocked.CompareExchange(ref _state, current & ~WorkRunning, current) != current);
+        }
     }
 }
