@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
-#   build/bench.sh            tcp, uds, ssl (TLS) and udp, echo and multicast, 1 and 100 clients,
-#                             then TLS handshakes (and TCP connects) per second with 8 clients; 3 s each
+#   build/bench.sh            tcp, uds, ssl (TLS) and udp, echo and multicast, 1 and 100 clients;
+#                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
+#                             (and TCP connects) per second with 8 clients; tcp latency (one message
+#                             in flight); 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
-# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), and for
-# udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure).
+# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), for
+# udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
+# and for latency round trips per second with p50, p99, p99.9 and max.
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
-# measures our TCP and UDP echo servers against it with the same client, in the same run, and
-# the bytes our UDP echo server (a process of its own) allocates per datagram.
+# measures our TCP and UDP echo servers against it with the same client, in the same run, tcp
+# latency against both servers with the same client, and the bytes our UDP echo server (a
+# process of its own) allocates per datagram.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-3}"
@@ -40,6 +44,21 @@ run() {
   summary+=("$line")
 }
 
+# latency LABEL ARGS...: one tcp latency run (ARGS: where its server is); its text indented, its
+# round trips per second and times (microseconds) into the summary; a failure marked, as in run.
+latency() {
+  local label="$1"; shift
+  local out status=0
+  out=$("$bench" tcp latency "$@" -z "$seconds" -q) || status=$?
+  echo "$out" | grep -v '^{' | sed 's/^/  /' || true
+  us() { awk -v n="$(field "$out" "$1")" 'BEGIN { if (n == "") print "?"; else printf "%.1f", n / 1000 }'; }
+  local line
+  line=$(printf '%-34s %14s rt/s   p50 %s us  p99 %s us  p99.9 %s us  max %s us' \
+    "$label" "$(field "$out" roundTripsPerSecond)" "$(us p50Ns)" "$(us p99Ns)" "$(us p999Ns)" "$(us maxNs)")
+  [ "$status" -eq 0 ] || line="$line  FAILED (exit $status)"
+  summary+=("$line")
+}
+
 for protocol in tcp uds ssl udp; do
   for clients in 1 100; do
     echo "== $protocol echo, $clients client(s)"
@@ -47,6 +66,13 @@ for protocol in tcp uds ssl udp; do
     echo "== $protocol multicast, $clients client(s)"
     run "$protocol multicast, $clients client(s)" "$protocol" multicast -c "$clients"
   done
+done
+
+# Every 32-byte message answered with a send of its own from OnReceived, on both sides (as chat and
+# game servers do), where echo sends each received chunk back with one send.
+for clients in 1 100; do
+  echo "== tcp reply (a send per message), $clients client(s)"
+  run "tcp reply, $clients client(s)" tcp reply -c "$clients"
 done
 
 # Connect, handshake, disconnect, again: TLS handshakes per second, and plain TCP connects for scale.
@@ -84,6 +110,11 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
     summary+=("$(printf 'tcp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s' "$clients" "$our" "$ref" "$(ratio "$our" "$ref")")")
   done
 
+  # One message in flight: the time of a round trip through each server, timed by the same client.
+  echo "== TCP latency, 1 client: NetServer vs echoref, same client, same run"
+  latency "tcp latency, NetServer server" --role client -p "$port_our"
+  latency "tcp latency, echoref server" --role client -p "$port_ref"
+
   # A fresh server of ours per client count, its console a pipe this script holds: closing the pipe
   # stops it (as Enter would), and it prints its own figures, among them the bytes it allocated per
   # datagram with nothing else in its process. If this script dies, the pipe closes too. Its
@@ -114,6 +145,9 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
       "$mode" "$clients" "$our" "$ref" "$(ratio "$our" "$ref")" "${server_alloc:-?}" "${median_alloc:-?}")")
   done
   done
+else
+  echo "== tcp latency, 1 client (no echoref to compare with: server and client in one process)"
+  latency "tcp latency, 1 client" -c 1
 fi
 echo
 echo "Summary ($seconds s per run; client and server share this machine):"

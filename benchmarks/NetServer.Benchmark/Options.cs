@@ -83,6 +83,13 @@ internal sealed class Options
                      multicast  the server multicasts SIZE-byte messages to every client; udp: to a
                                 group the clients join, each datagram numbered (SIZE >= 8) so the
                                 clients can count the ones they missed
+                     reply      tcp, uds, ssl: like echo, but each client sends MESSAGES messages
+                                of SIZE bytes with a send each, and both sides answer every
+                                complete SIZE-byte message with a send of its own from OnReceived
+                                (as chat and game servers do), not one send per received chunk
+                     latency    tcp, uds, ssl: one SIZE-byte message in flight per client: send,
+                                wait for the echo, send again; reports round trips per second and
+                                their p50, p99, p99.9 and maximum time. Any echo server answers it
                      handshake  each client connects, completes the TLS handshake (tcp, uds: the
                                 connect), disconnects and starts again until the time is up
 
@@ -94,7 +101,7 @@ internal sealed class Options
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1)
-          -m, --messages N       echo: messages in flight per client (default 1000)
+          -m, --messages N       echo, reply: messages in flight per client (default 1000)
           -s, --size BYTES       message size (default 32)
               --group ADDRESS    udp multicast: the group (default 239.255.0.1; the port is --port)
               --interface INDEX  udp multicast: the interface index to send and join on (default:
@@ -115,7 +122,9 @@ internal sealed class Options
         Output: the seed figures (errors, total time, data, messages, throughput, latency), the bytes
         allocated per message in this process, a progress line on stderr while running, and one JSON
         line on stdout that starts with {"protocol". The handshake scenario reports handshakes
-        (connects for tcp and uds) per second, their mean time and the bytes allocated per handshake.
+        (connects for tcp and uds) per second, their mean time and the bytes allocated per handshake;
+        latency reports round trips per second, their times (minNs, meanNs, p50Ns, p99Ns, p999Ns,
+        maxNs) and the bytes allocated per round trip.
         udp adds the datagram figures of the whole run ("datagrams" in the JSON): sent, received and
         lost (echo: sent - received, counted after waiting up to 1 s for the ones in flight;
         multicast: by the datagrams' numbers), refills, and the server's totals when it runs here.
@@ -223,10 +232,12 @@ internal sealed class Options
 
         if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp"))
             throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp).");
-        if (options.Scenario is not ("echo" or "multicast" or "handshake"))
-            throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, multicast, handshake).");
+        if (options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
+            throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
         if (options.Protocol == "udp" && options.Scenario == "handshake")
             throw new ArgumentException("udp has no handshake scenario (there is no connection to set up).");
+        if (options.Protocol == "udp" && options.Scenario is "reply" or "latency")
+            throw new ArgumentException($"udp has no {options.Scenario} scenario (tcp, uds and ssl have; udp echo answers each datagram with a send of its own).");
         if (options.Protocol == "udp" && options.Size > UdpPeer.MaxDatagramPayload)
             throw new ArgumentException($"A udp message (one datagram) holds at most {UdpPeer.MaxDatagramPayload} bytes.");
         if (options.Protocol == "udp" && options.Scenario == "multicast" && !IPAddress.TryParse(options.Group, out _))

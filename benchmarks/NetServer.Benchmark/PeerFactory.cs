@@ -60,13 +60,13 @@ internal sealed class PeerFactory
     public ServerHandle CreateServer()
     {
         var counters = new ServerCounters();
-        var echo = _options.Scenario == "echo";
+        var mode = ServerMode.Of(_options);
         return _options.Protocol switch
         {
-            "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, echo, counters) { OptionNoDelay = true }, counters),
-            "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, echo, counters) { OptionNoDelay = true }, counters),
-            "udp" => ServerHandle.Of(CreateUdpServer(echo, counters), counters, Group),
-            _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, echo, counters), counters),
+            "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
+            "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
+            "udp" => ServerHandle.Of(CreateUdpServer(_options.Scenario == "echo", counters), counters, Group),
+            _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, mode, counters), counters),
         };
     }
 
@@ -85,7 +85,7 @@ internal sealed class PeerFactory
             OptionMulticastInterface = MulticastInterface,
         };
 
-    /// <summary>A stream client for the handshake scenario.</summary>
+    /// <summary>A stream client with <paramref name="behavior"/> (the handshake and latency scenarios make their own).</summary>
     public StreamClient CreateClient(EndPoint target, ClientBehavior behavior) => target switch
     {
         IPEndPoint ip when _clientTls is not null => new BenchSslClient(_clientTls, ip, behavior) { OptionNoDelay = true },
@@ -93,20 +93,26 @@ internal sealed class PeerFactory
         _ => new BenchUdsClient(target.ToString()!, behavior),
     };
 
-    /// <summary>A client of the echo or multicast scenario: echo clients keep MESSAGES x SIZE bytes (udp: MESSAGES datagrams) in flight.</summary>
+    /// <summary>
+    /// A client of the echo, reply or multicast scenario: echo and reply clients keep MESSAGES x
+    /// SIZE bytes (udp: MESSAGES datagrams) in flight.
+    /// </summary>
     public ClientHandle CreateTrafficClient(EndPoint target)
     {
         var echo = _options.Scenario == "echo";
+        var message = new byte[_options.Size];
+        Array.Fill(message, (byte)'x');
         if (_options.Protocol != "udp")
         {
-            var initial = new byte[echo ? _options.InFlight : 0];
-            Array.Fill(initial, (byte)'x');
-            var behavior = new ClientBehavior(echo, initial);
+            ClientBehavior behavior = _options.Scenario switch
+            {
+                "echo" => new EchoBehavior(Initial()),
+                "reply" => new ReplyBehavior(message, _options.Messages),
+                _ => new ClientBehavior(),
+            };
             return ClientHandle.Of(CreateClient(target, behavior), behavior);
         }
 
-        var message = new byte[_options.Size];
-        Array.Fill(message, (byte)'x');
         var datagrams = new DatagramBehavior(echo, _options.Messages, message);
         var ip = (IPEndPoint)target;
 
@@ -124,6 +130,14 @@ internal sealed class PeerFactory
         };
         client.SetupMulticast(true);
         return ClientHandle.Of(client, datagrams, ip.Address);
+    }
+
+    /// <summary>The echo client's MESSAGES x SIZE bytes, sent with one send.</summary>
+    private byte[] Initial()
+    {
+        var initial = new byte[_options.InFlight];
+        Array.Fill(initial, (byte)'x');
+        return initial;
     }
 
     /// <summary>A UDP port free right now, for the group of a run with server and clients in this process.</summary>

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
@@ -92,26 +93,19 @@ internal sealed class ClientCounters
 }
 
 /// <summary>
-/// The client side of every scenario, shared by the TCP, Unix-socket and TLS client classes: echo
-/// sends its in-flight bytes once connected (TLS sends them once the handshake is over), then
-/// returns everything it receives; multicast only counts; handshake only connects.
+/// The client side of every scenario, shared by the TCP, Unix-socket and TLS client classes. This
+/// base only counts (multicast) or only connects (handshake); the subclasses send: echo, reply and
+/// latency start once connected (TLS: once the handshake is over).
 /// </summary>
-internal sealed class ClientBehavior(bool echo, byte[] initial)
+internal class ClientBehavior
 {
     public ClientCounters Counters { get; } = new();
 
-    public void Connected(StreamConnection client)
+    public virtual void Connected(StreamConnection client)
     {
-        if (echo)
-            client.SendAsync(initial);
     }
 
-    public void Received(StreamConnection client, byte[] buffer, long offset, long size)
-    {
-        Counters.AddReceived(size);
-        if (echo)
-            client.SendAsync(buffer, offset, size);
-    }
+    public virtual void Received(StreamConnection client, byte[] buffer, long offset, long size) => Counters.AddReceived(size);
 
     public void Error(StreamConnection client, SocketError error)
     {
@@ -123,6 +117,112 @@ internal sealed class ClientBehavior(bool echo, byte[] initial)
     {
         Counters.AddError();
         ErrorText.Print($"client handshake failed: {ErrorText.Describe(exception)}");
+    }
+}
+
+/// <summary>Echo: sends its in-flight bytes with one send, then returns every chunk it receives with one send.</summary>
+internal sealed class EchoBehavior(byte[] initial) : ClientBehavior
+{
+    public override void Connected(StreamConnection client) => client.SendAsync(initial);
+
+    public override void Received(StreamConnection client, byte[] buffer, long offset, long size)
+    {
+        Counters.AddReceived(size);
+        client.SendAsync(buffer, offset, size);
+    }
+}
+
+/// <summary>Reply: sends <paramref name="messages"/> messages with a send each, then answers every message it receives with a send of its own.</summary>
+internal sealed class ReplyBehavior(byte[] message, int messages) : ClientBehavior
+{
+    private readonly MessageReplier _replier = new(message.Length);
+
+    public override void Connected(StreamConnection client)
+    {
+        for (var i = 0; i < messages; i++)
+            client.SendAsync(message.AsSpan());
+    }
+
+    public override void Received(StreamConnection client, byte[] buffer, long offset, long size)
+    {
+        Counters.AddReceived(size);
+        _replier.Received(client, new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
+    }
+}
+
+/// <summary>
+/// Latency: one message in flight. Sends it, waits until as many bytes have come back (across
+/// chunks), records the round trip, sends again. Any echo server answers it. The histogram has
+/// one writer, this client's receive hook (which never runs concurrently with itself, and the
+/// first send happens before the first receive can).
+/// </summary>
+internal sealed class LatencyBehavior(byte[] message) : ClientBehavior
+{
+    private long _sentAt;
+    private long _pending;
+    private volatile bool _recording;
+
+    public LatencyHistogram RoundTrips { get; } = new();
+
+    /// <summary>Round trips that end while this is true are recorded (the measured window).</summary>
+    public bool Recording
+    {
+        get => _recording;
+        set => _recording = value;
+    }
+
+    public override void Connected(StreamConnection client) => SendNext(client);
+
+    public override void Received(StreamConnection client, byte[] buffer, long offset, long size)
+    {
+        Counters.AddReceived(size);
+        _pending += size;
+        if (_pending < message.Length)
+            return;
+        var now = Stopwatch.GetTimestamp();
+        if (_recording)
+            RoundTrips.RecordTicks(now - _sentAt);
+        _pending -= message.Length;
+        SendNext(client);
+    }
+
+    private void SendNext(StreamConnection client)
+    {
+        _sentAt = Stopwatch.GetTimestamp();
+        client.SendAsync(message.AsSpan());
+    }
+}
+
+/// <summary>
+/// The reply scenario's side of one connection: every complete message of <paramref name="size"/>
+/// bytes is answered with a send of its own, from OnReceived, as chat and game servers answer
+/// their requests (echo sends a received chunk back with one send, however many messages it
+/// holds). A message split across chunks is put together here first. OnReceived never runs
+/// concurrently with itself, so a connection's replier needs no lock.
+/// </summary>
+internal sealed class MessageReplier(int size)
+{
+    private readonly byte[] _partial = new byte[size];
+    private int _filled;
+
+    public void Received(StreamConnection connection, ReadOnlySpan<byte> data)
+    {
+        if (_filled > 0)
+        {
+            var take = Math.Min(size - _filled, data.Length);
+            data[..take].CopyTo(_partial.AsSpan(_filled));
+            _filled += take;
+            data = data[take..];
+            if (_filled < size)
+                return;
+            connection.SendAsync(_partial.AsSpan());
+            _filled = 0;
+        }
+
+        for (; data.Length >= size; data = data[size..])
+            connection.SendAsync(data[..size]);
+        data.CopyTo(_partial);
+        _filled = data.Length;
     }
 }
 
@@ -155,6 +255,24 @@ internal sealed class BenchSslClient(SslContext context, IPEndPoint endpoint, Cl
     protected override void OnHandshakeFailed(Exception exception) => behavior.HandshakeFailed(exception);
 }
 
+/// <summary>
+/// What a stream server's sessions do with what they receive: nothing (multicast, handshake), send
+/// every chunk back with one send (echo, latency), or answer every message of
+/// <see cref="ReplySize"/> bytes with a send of its own (reply).
+/// </summary>
+internal readonly record struct ServerMode(bool Echoes, int ReplySize)
+{
+    public static ServerMode Of(Options options) => options.Scenario switch
+    {
+        "echo" or "latency" => new(true, 0),
+        "reply" => new(true, options.Size),
+        _ => new(false, 0),
+    };
+
+    /// <summary>A session's own replier in the reply scenario; null when it echoes chunks.</summary>
+    public MessageReplier? CreateReplier() => ReplySize > 0 ? new MessageReplier(ReplySize) : null;
+}
+
 /// <summary>What a benchmark server counts, whatever its transport.</summary>
 internal sealed class ServerCounters
 {
@@ -183,48 +301,66 @@ internal sealed class ServerCounters
     }
 }
 
-internal sealed class EchoTcpSession(TcpServer server, ServerCounters counters) : TcpSession(server)
+internal sealed class EchoTcpSession(TcpServer server, ServerCounters counters, MessageReplier? replier) : TcpSession(server)
 {
-    protected override void OnReceived(byte[] buffer, long offset, long size) => SendAsync(buffer, offset, size);
+    protected override void OnReceived(byte[] buffer, long offset, long size)
+    {
+        if (replier is null)
+            SendAsync(buffer, offset, size);
+        else
+            replier.Received(this, new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
+    }
 
     protected override void OnError(SocketError error) => counters.AddError(error, DisconnectException);
 }
 
-internal sealed class BenchTcpServer(IPEndPoint endpoint, bool echo, ServerCounters counters) : TcpServer(endpoint)
+internal sealed class BenchTcpServer(IPEndPoint endpoint, ServerMode mode, ServerCounters counters) : TcpServer(endpoint)
 {
-    protected override TcpSession CreateSession() => echo ? new EchoTcpSession(this, counters) : new TcpSession(this);
+    protected override TcpSession CreateSession() => mode.Echoes ? new EchoTcpSession(this, counters, mode.CreateReplier()) : new TcpSession(this);
 
     protected override void OnConnected(TcpSession session) => counters.AddEstablished();
 
     protected override void OnError(SocketError error) => counters.AddError(error);
 }
 
-internal sealed class EchoUdsSession(UdsServer server, ServerCounters counters) : UdsSession(server)
+internal sealed class EchoUdsSession(UdsServer server, ServerCounters counters, MessageReplier? replier) : UdsSession(server)
 {
-    protected override void OnReceived(byte[] buffer, long offset, long size) => SendAsync(buffer, offset, size);
+    protected override void OnReceived(byte[] buffer, long offset, long size)
+    {
+        if (replier is null)
+            SendAsync(buffer, offset, size);
+        else
+            replier.Received(this, new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
+    }
 
     protected override void OnError(SocketError error) => counters.AddError(error, DisconnectException);
 }
 
-internal sealed class BenchUdsServer(string path, bool echo, ServerCounters counters) : UdsServer(path)
+internal sealed class BenchUdsServer(string path, ServerMode mode, ServerCounters counters) : UdsServer(path)
 {
-    protected override UdsSession CreateSession() => echo ? new EchoUdsSession(this, counters) : new UdsSession(this);
+    protected override UdsSession CreateSession() => mode.Echoes ? new EchoUdsSession(this, counters, mode.CreateReplier()) : new UdsSession(this);
 
     protected override void OnConnected(UdsSession session) => counters.AddEstablished();
 
     protected override void OnError(SocketError error) => counters.AddError(error);
 }
 
-internal sealed class EchoSslSession(SslServer server, ServerCounters counters) : SslSession(server)
+internal sealed class EchoSslSession(SslServer server, ServerCounters counters, MessageReplier? replier) : SslSession(server)
 {
-    protected override void OnReceived(byte[] buffer, long offset, long size) => SendAsync(buffer, offset, size);
+    protected override void OnReceived(byte[] buffer, long offset, long size)
+    {
+        if (replier is null)
+            SendAsync(buffer, offset, size);
+        else
+            replier.Received(this, new ReadOnlySpan<byte>(buffer, (int)offset, (int)size));
+    }
 
     protected override void OnError(SocketError error) => counters.AddError(error, DisconnectException);
 }
 
-internal sealed class BenchSslServer(SslContext context, IPEndPoint endpoint, bool echo, ServerCounters counters) : SslServer(context, endpoint)
+internal sealed class BenchSslServer(SslContext context, IPEndPoint endpoint, ServerMode mode, ServerCounters counters) : SslServer(context, endpoint)
 {
-    protected override SslSession CreateSession() => echo ? new EchoSslSession(this, counters) : new SslSession(this);
+    protected override SslSession CreateSession() => mode.Echoes ? new EchoSslSession(this, counters, mode.CreateReplier()) : new SslSession(this);
 
     protected override void OnHandshaked(SslSession session) => counters.AddEstablished();
 

@@ -24,7 +24,7 @@ internal static partial class Program
         var counters = new List<ClientCounters>(options.Clients);
         for (var i = 0; i < options.Clients; i++)
         {
-            var behavior = new ClientBehavior(echo: false, []);
+            var behavior = new ClientBehavior();
             counters.Add(behavior.Counters);
             clients.Add(peers.CreateClient(target, behavior));
         }

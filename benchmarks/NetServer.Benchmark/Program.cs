@@ -82,6 +82,10 @@ internal static partial class Program
             Console.WriteLine($"Working clients: {o.Clients}");
             if (o.Scenario == "echo")
                 Console.WriteLine(o.Protocol == "udp" ? $"Working messages: {o.Messages} datagrams in flight per client" : $"Working messages: {o.Messages}");
+            else if (o.Scenario == "reply")
+                Console.WriteLine($"Working messages: {o.Messages}, each answered with a send of its own");
+            else if (o.Scenario == "latency")
+                Console.WriteLine("Working messages: 1 in flight per client");
         }
 
         if (o.Scenario != "handshake")
@@ -196,9 +200,9 @@ internal static partial class Program
 
             var count = options.Scenario switch
             {
-                "echo" => server.BytesReceived,
                 "multicast" => server.BytesSent,
-                _ => server.Counters.Established,
+                "handshake" => server.Counters.Established,
+                _ => server.BytesReceived,
             };
             samples.Add((watch.Elapsed.TotalSeconds, count, GC.GetTotalAllocatedBytes(precise: true)));
             if (!options.Quiet && samples.Count > 1)
@@ -251,45 +255,24 @@ internal static partial class Program
 
     /// <summary>The client role; <paramref name="server"/> is the server when it runs in this process (its errors count, and udp reports its totals).</summary>
     private static Task<int> RunClientAsync(Options options, PeerFactory peers, EndPoint target, ServerHandle? server = null, Func<Task>? measured = null) =>
-        options.Scenario == "handshake"
-            ? RunHandshakeClientAsync(options, peers, target, server is null ? null : () => server.Errors, measured)
-            : RunTrafficClientAsync(options, peers, target, server, measured);
+        options.Scenario switch
+        {
+            "handshake" => RunHandshakeClientAsync(options, peers, target, server is null ? null : () => server.Errors, measured),
+            "latency" => RunLatencyClientAsync(options, peers, target, server, measured),
+            _ => RunTrafficClientAsync(options, peers, target, server, measured),
+        };
 
     /// <summary>How long datagrams still in flight when the run is over may take to come back before they count as lost.</summary>
     private static readonly TimeSpan s_datagramGrace = TimeSpan.FromSeconds(1);
 
-    /// <summary>The echo and multicast client: connects every client, then measures the bytes received.</summary>
+    /// <summary>The echo, reply and multicast client: connects every client, then measures the bytes received.</summary>
     private static async Task<int> RunTrafficClientAsync(Options options, PeerFactory peers, EndPoint target, ServerHandle? server, Func<Task>? measured)
     {
         var clients = new List<ClientHandle>(options.Clients);
         for (var i = 0; i < options.Clients; i++)
             clients.Add(peers.CreateTrafficClient(target));
-
-        // Connect in modest batches so a large client count does not overflow the listen backlog.
-        string? failure = null;
-        try
-        {
-            using var connectTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-            foreach (var batch in clients.Chunk(256))
-                await Task.WhenAll(batch.Select(c => c.ConnectAsync(connectTimeout.Token)));
-
-            // A connection that closed during its handshake ends the connect with false rather than an exception.
-            if (clients.FirstOrDefault(c => c.Failure is not null) is { } closed)
-                failure = $"a connection closed while connecting ({closed.Failure})";
-        }
-        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
-        {
-            failure = ErrorText.Describe(e);
-        }
-
-        if (failure is not null)
-        {
-            Console.Error.WriteLine($"Cannot connect to {target}: {failure}");
-            if (measured is not null)
-                await measured();
-            await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
+        if (!await ConnectAllAsync(clients, target, measured))
             return 1;
-        }
 
         long Received() => clients.Sum(c => c.Counters.Received);
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
@@ -324,6 +307,38 @@ internal static partial class Program
             options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0, datagrams);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
+    }
+
+    /// <summary>
+    /// Connects every client; when one cannot connect, says why on stderr, ends the measured part
+    /// and disposes the clients, and returns false.
+    /// </summary>
+    private static async Task<bool> ConnectAllAsync(List<ClientHandle> clients, EndPoint target, Func<Task>? measured)
+    {
+        // Connect in modest batches so a large client count does not overflow the listen backlog.
+        string? failure = null;
+        try
+        {
+            using var connectTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+            foreach (var batch in clients.Chunk(256))
+                await Task.WhenAll(batch.Select(c => c.ConnectAsync(connectTimeout.Token)));
+
+            // A connection that closed during its handshake ends the connect with false rather than an exception.
+            if (clients.FirstOrDefault(c => c.Failure is not null) is { } closed)
+                failure = $"a connection closed while connecting ({closed.Failure})";
+        }
+        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
+        {
+            failure = ErrorText.Describe(e);
+        }
+
+        if (failure is null)
+            return true;
+        Console.Error.WriteLine($"Cannot connect to {target}: {failure}");
+        if (measured is not null)
+            await measured();
+        await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
+        return false;
     }
 
     private static async Task TickEverySecondAsync(List<ClientHandle> clients, CancellationToken token)

@@ -34,6 +34,9 @@ public sealed class BenchmarkCliTests
     [InlineData("ssl", "multicast")]
     [InlineData("udp", "echo")]
     [InlineData("udp", "multicast")]
+    [InlineData("tcp", "reply")]
+    [InlineData("uds", "reply")]
+    [InlineData("ssl", "reply")]
     public async Task Both_roles_in_one_process_report_traffic_and_no_error(string protocol, string scenario)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "3", "-z", "1", "-q");
@@ -48,7 +51,89 @@ public sealed class BenchmarkCliTests
         var bytes = result.GetProperty("totalBytes").GetInt64();
         Assert.True(bytes > 0, "No traffic was measured.");
         Assert.Equal(bytes / 32, result.GetProperty("totalMessages").GetInt64());
+        Assert.True(result.GetProperty("messagesPerSecond").GetDouble() > 0);
         Assert.True(result.GetProperty("allocatedBytesPerMessage").GetDouble() >= 0);
+    }
+
+    [Theory]
+    [InlineData("tcp")]
+    [InlineData("uds")]
+    [InlineData("ssl")]
+    public async Task Latency_scenario_reports_round_trips_and_ordered_percentiles(string protocol)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, "latency", "-c", "2", "-z", "1", "-q");
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal(protocol, result.GetProperty("protocol").GetString());
+        Assert.Equal("latency", result.GetProperty("scenario").GetString());
+        Assert.Equal(2, result.GetProperty("clients").GetInt32());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        AssertSaneRoundTrips(result);
+    }
+
+    [Theory]
+    [InlineData("tcp")]
+    [InlineData("ssl")]
+    public async Task Our_latency_client_times_any_echo_server(string protocol)
+    {
+        // The plain socket (or SslStream) echo server of the seed wire shape, as echoref's server is.
+        using var certificates = new CertificateFolder();
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var stop = new CancellationTokenSource();
+        var serving = EchoAllAsync(listener, protocol == "ssl", stop.Token);
+        try
+        {
+            var port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+            await using var client = ProgramProcess.Start(Cli, s_timeout,
+                [protocol, "latency", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-z", "1", "-q", .. certificates.Option(protocol)]);
+            var result = await ResultAsync(client);
+            Assert.Equal(0, await client.WaitForExitAsync());
+            Assert.Equal("client", result.GetProperty("role").GetString());
+            Assert.Equal(1, result.GetProperty("clients").GetInt32());
+            Assert.Equal(0, result.GetProperty("errors").GetInt64());
+            AssertSaneRoundTrips(result);
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            listener.Close();
+            await serving.WaitAsync(s_timeout);
+        }
+    }
+
+    [Fact]
+    public async Task Reply_server_answers_every_message_unchanged_when_messages_split_across_writes()
+    {
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "tcp", "reply", "--role", "server", "-p", "0", "-s", "32", "-z", "0", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+
+        // 200 numbered messages written in pieces of 1 to 70 bytes, so most end or start inside a
+        // piece; after each piece, the answers to the messages it completed are read back. A piece
+        // that ends inside a message leaves its start with the server until the next piece.
+        using var timeout = new CancellationTokenSource(s_timeout);
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), timeout.Token);
+        var sent = Enumerable.Range(0, 200 * 32).Select(static i => (byte)((i / 32) + (i % 32))).ToArray();
+        var received = new byte[sent.Length];
+        var random = new Random(7);
+        var (written, read) = (0, 0);
+        while (written < sent.Length)
+        {
+            var piece = Math.Min(random.Next(1, 71), sent.Length - written);
+            await socket.SendAsync(sent.AsMemory(written, piece), SocketFlags.None, timeout.Token);
+            written += piece;
+            for (var answered = written / 32 * 32; read < answered;)
+            {
+                var n = await socket.ReceiveAsync(received.AsMemory(read, answered - read), SocketFlags.None, timeout.Token);
+                Assert.True(n > 0, "The server closed the connection.");
+                read += n;
+            }
+        }
+
+        Assert.Equal(sent, received);
     }
 
     [Theory]
@@ -275,6 +360,8 @@ public sealed class BenchmarkCliTests
     [InlineData("Unknown protocol", "foo", "echo")]
     [InlineData("Unknown scenario", "tcp", "bar")]
     [InlineData("udp has no handshake", "udp", "handshake")]
+    [InlineData("udp has no reply", "udp", "reply")]
+    [InlineData("udp has no latency", "udp", "latency")]
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
     [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)
@@ -282,6 +369,19 @@ public sealed class BenchmarkCliTests
         await using var bench = ProgramProcess.Start(Cli, s_timeout, args);
         Assert.Equal(2, await bench.WaitForExitAsync());
         Assert.Contains(message, bench.Transcript, StringComparison.Ordinal);
+    }
+
+    /// <summary>A latency result: round trips were timed, and min &lt;= p50 &lt;= p99 &lt;= p99.9 &lt;= max, all above zero.</summary>
+    private static void AssertSaneRoundTrips(JsonElement result)
+    {
+        Assert.True(result.GetProperty("roundTrips").GetInt64() > 0, "No round trip was timed.");
+        Assert.True(result.GetProperty("roundTripsPerSecond").GetDouble() > 0);
+        var times = new[] { "minNs", "p50Ns", "p99Ns", "p999Ns", "maxNs" }.Select(name => result.GetProperty(name).GetInt64()).ToArray();
+        Assert.True(times[0] > 0, $"A round trip took no time: {string.Join(", ", times)} ns.");
+        for (var i = 1; i < times.Length; i++)
+            Assert.True(times[i - 1] <= times[i], $"Round-trip times (min, p50, p99, p99.9, max) out of order: {string.Join(", ", times)} ns.");
+        var mean = result.GetProperty("meanNs").GetDouble();
+        Assert.True(times[0] <= mean && mean <= times[^1], $"The mean {mean} ns is outside [min, max].");
     }
 
     /// <summary>The JSON result line the CLI prints last.</summary>
