@@ -1,6 +1,4 @@
-using System;
 using System.Diagnostics;
-using NetServer.Internal;
 
 namespace NetServer.Buffers;
 

@@ -1,5 +1,3 @@
-using System;
-using NetServer.Streams;
 
 namespace NetServer.Internal;
 

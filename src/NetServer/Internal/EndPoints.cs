@@ -1,9 +1,4 @@
-using System;
 using System.Linq;
-using System.Net;
-using System.Net.Sockets;
-using System.Threading.Tasks;
-using NetServer.Internal;
 
 namespace NetServer;
 

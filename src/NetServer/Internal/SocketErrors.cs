@@ -1,5 +1,3 @@
-using System;
-using System.Net.Sockets;
 
 namespace NetServer.Internal;
 

@@ -1,5 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
 
 namespace NetServer.Internal;
 

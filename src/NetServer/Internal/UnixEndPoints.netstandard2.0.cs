@@ -1,6 +1,3 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
 using System.Text;
 
 namespace NetServer.Internal;

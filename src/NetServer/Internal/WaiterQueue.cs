@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Threading;
-using NetServer.Streams;
 
 namespace NetServer.Internal;
 

@@ -1,6 +1,3 @@
-using System;
-using System.Net.Sockets;
-using System.Threading;
 
 namespace NetServer.Streams;
 

@@ -1,11 +1,6 @@
-using System;
 using System.Buffers;
 using System.Collections.Generic;
-using System.Net.Sockets;
 using System.Runtime.InteropServices;
-using System.Threading;
-using NetServer.Buffers;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 
@@ -159,17 +154,8 @@ internal sealed partial class Connection
             return;
         }
 
-        while (true)
+        while (HasMoreToFlush())
         {
-            if (Volatile.Read(ref _state) >= StateClosed)
-            {
-                StopFlushing(SocketError.OperationAborted);
-                return;
-            }
-
-            if (!_queue.HasInflight && !TakeMore())
-                return;
-
             int total, sent;
             SocketError error;
             if (_queue.InflightSegments == 1)
@@ -218,6 +204,21 @@ internal sealed partial class Connection
                     return; // The async send's completion continues the loop.
             }
         }
+    }
+
+    /// <summary>
+    /// At the top of each round of a flush loop: false once the flusher role is given up (the
+    /// connection closed, or the queue is empty), true with bytes in flight to send.
+    /// </summary>
+    private bool HasMoreToFlush()
+    {
+        if (Volatile.Read(ref _state) >= StateClosed)
+        {
+            StopFlushing(SocketError.OperationAborted);
+            return false;
+        }
+
+        return _queue.HasInflight || TakeMore();
     }
 
     /// <summary>

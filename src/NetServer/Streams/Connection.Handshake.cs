@@ -1,8 +1,4 @@
-using System;
 using System.IO;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
 using NetServer.Tls;
 
 namespace NetServer.Streams;

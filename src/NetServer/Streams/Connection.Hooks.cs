@@ -1,7 +1,3 @@
-using System;
-using System.Net.Sockets;
-using System.Threading;
-using NetServer.Internal;
 
 namespace NetServer.Streams;
 

@@ -1,9 +1,4 @@
-using System;
 using System.IO;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 
@@ -37,8 +32,7 @@ internal sealed partial class Connection
             {
                 if (ShouldPark())
                 {
-                    parked = Park();
-                    if (parked || !RedeliverRetained())
+                    if (!ParkOrGoOn(ref parked))
                         return;
                     continue;
                 }

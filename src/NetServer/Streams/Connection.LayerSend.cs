@@ -1,11 +1,5 @@
-using System;
 using System.IO;
-using System.Net.Sockets;
 using System.Runtime.CompilerServices;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 
@@ -23,17 +17,8 @@ internal sealed partial class Connection
     /// </summary>
     private void StreamFlushLoop(Stream stream)
     {
-        while (true)
+        while (HasMoreToFlush())
         {
-            if (Volatile.Read(ref _state) >= StateClosed)
-            {
-                StopFlushing(SocketError.OperationAborted);
-                return;
-            }
-
-            if (!_queue.HasInflight && !TakeMore())
-                return;
-
             byte[]? staging = null;
             ArraySegment<byte> chunk;
             if (_queue.InflightSegments > 1 && _queue.CanStage)

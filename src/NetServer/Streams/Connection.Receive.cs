@@ -1,10 +1,4 @@
-using System;
 using System.IO;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 
@@ -138,8 +132,7 @@ internal sealed partial class Connection
             {
                 if (ShouldPark())
                 {
-                    parked = Park();
-                    if (parked || !RedeliverRetained())
+                    if (!ParkOrGoOn(ref parked))
                         return;
                     continue;
                 }
@@ -319,6 +312,16 @@ internal sealed partial class Connection
         if (IsOpen && Volatile.Read(ref _pause) != 0)
             return true;
         return Interlocked.CompareExchange(ref _receiving, 1, 0) != 0;
+    }
+
+    /// <summary>
+    /// Parks the loop (see <see cref="Park"/>); false when it must end, true when a resume came
+    /// meanwhile and the retained bytes were delivered again, so it goes on.
+    /// </summary>
+    private bool ParkOrGoOn(ref bool parked)
+    {
+        parked = Park();
+        return !parked && RedeliverRetained();
     }
 
     /// <summary>

@@ -1,11 +1,4 @@
-using System;
 using System.IO;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 

@@ -1,8 +1,4 @@
-using System;
 using System.Buffers;
-using System.Threading;
-using NetServer.Buffers;
-using NetServer.Internal;
 
 namespace NetServer.Streams;
 

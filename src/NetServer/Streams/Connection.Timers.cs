@@ -1,7 +1,4 @@
-using System;
-using System.Threading;
 using NetServer.Timers;
-using NetServer.Transport;
 
 namespace NetServer.Streams;
 

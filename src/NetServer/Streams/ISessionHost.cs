@@ -1,4 +1,3 @@
-using NetServer.Buffers;
 
 namespace NetServer.Streams;
 

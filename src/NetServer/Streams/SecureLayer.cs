@@ -1,9 +1,5 @@
 using NetServer.Tls;
-using System;
 using System.IO;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
 
 namespace NetServer.Streams;
 

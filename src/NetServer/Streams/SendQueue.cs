@@ -1,8 +1,6 @@
-using System;
 using System.Buffers;
 using System.Collections.Generic;
 using System.Diagnostics;
-using NetServer.Buffers;
 
 namespace NetServer.Streams;
 

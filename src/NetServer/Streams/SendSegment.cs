@@ -1,5 +1,3 @@
-using System;
-using NetServer.Buffers;
 
 namespace NetServer.Streams;
 

@@ -1,10 +1,4 @@
-using System;
 using System.Buffers;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Internal;
-using NetServer.Streams;
 
 namespace NetServer;
 

@@ -1,12 +1,3 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Internal;
-using NetServer.Streams;
-using NetServer.Transport;
 
 namespace NetServer;
 

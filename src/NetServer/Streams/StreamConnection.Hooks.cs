@@ -1,8 +1,3 @@
-using System;
-using System.Net.Sockets;
-using System.Threading;
-using NetServer.Internal;
-using NetServer.Streams;
 
 namespace NetServer;
 

@@ -1,10 +1,3 @@
-using System;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Internal;
-using NetServer.Streams;
 
 namespace NetServer;
 

@@ -1,6 +1,4 @@
-using System;
 using System.Collections.Concurrent;
-using NetServer.Streams;
 
 namespace NetServer;
 

@@ -1,7 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
-using System.Threading.Tasks;
-using NetServer.Transport;
 
 namespace NetServer;
 

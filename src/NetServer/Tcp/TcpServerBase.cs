@@ -1,8 +1,3 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer;
 

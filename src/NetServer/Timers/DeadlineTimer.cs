@@ -1,9 +1,5 @@
-using System;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
 using NetServer.Timers;
 
 namespace NetServer;

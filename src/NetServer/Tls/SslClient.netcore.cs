@@ -1,8 +1,4 @@
-using NetServer.Streams;
-using System;
-using System.Net;
 using System.Net.Security;
-using NetServer.Internal;
 using NetServer.Tls;
 
 namespace NetServer;

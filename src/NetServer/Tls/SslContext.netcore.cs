@@ -1,12 +1,8 @@
-using System;
 using System.Collections.Generic;
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
 
 namespace NetServer;
 

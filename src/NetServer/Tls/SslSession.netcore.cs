@@ -1,5 +1,3 @@
-using NetServer.Streams;
-using System;
 using System.Net.Security;
 using NetServer.Tls;
 

@@ -1,10 +1,5 @@
-using NetServer.Streams;
-using System;
 using System.IO;
 using System.Net.Security;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
 
 namespace NetServer.Tls;
 

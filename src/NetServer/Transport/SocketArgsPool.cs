@@ -1,5 +1,3 @@
-using System;
-using NetServer.Internal;
 
 namespace NetServer.Transport;
 

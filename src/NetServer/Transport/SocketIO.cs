@@ -1,6 +1,4 @@
-using System;
 using System.Collections.Generic;
-using System.Net.Sockets;
 
 namespace NetServer.Transport;
 

@@ -1,10 +1,3 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Udp;
 

@@ -1,8 +1,4 @@
-using System;
 using System.Collections.Generic;
-using System.Net;
-using NetServer.Buffers;
-using NetServer.Streams;
 
 namespace NetServer.Udp;
 

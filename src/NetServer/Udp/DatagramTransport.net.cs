@@ -1,10 +1,4 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
 using System.Runtime.CompilerServices;
-using System.Threading.Tasks;
-using NetServer.Internal;
-using NetServer.Transport;
 
 namespace NetServer.Udp;
 

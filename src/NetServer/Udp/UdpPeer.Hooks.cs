@@ -1,7 +1,4 @@
-using System;
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 
 namespace NetServer;
 

@@ -1,11 +1,4 @@
-using System;
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Buffers;
-using NetServer.Internal;
 using NetServer.Udp;
 
 namespace NetServer;

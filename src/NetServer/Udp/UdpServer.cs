@@ -1,9 +1,3 @@
-using System;
-using System.Net;
-using System.Net.Sockets;
-using System.Threading;
-using System.Threading.Tasks;
-using NetServer.Internal;
 using NetServer.Udp;
 
 namespace NetServer;

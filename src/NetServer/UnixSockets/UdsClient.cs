@@ -1,4 +1,3 @@
-using NetServer.Internal;
 
 namespace NetServer;
 

@@ -1,5 +1,3 @@
-using System.Net;
-using NetServer.Internal;
 
 namespace NetServer;
 

@@ -1,4 +1,3 @@
-using System.Net.Sockets;
 
 namespace NetServer;
 
