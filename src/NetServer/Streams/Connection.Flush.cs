@@ -119,7 +119,7 @@ internal sealed partial class Connection
             gather.Add(segment);
         }
 
-        return true;
+        return gather.Count != 0;
     }
 
     /// <summary>
@@ -342,7 +342,7 @@ internal sealed partial class Connection
         _owner.CountPending(-sent);
         NoteActivity();
         if (resume)
-            TryStartLoop();
+            ResumeLoopLater();
         RaiseSent(sent, pending);
     }
 

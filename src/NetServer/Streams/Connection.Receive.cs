@@ -52,10 +52,29 @@ internal sealed partial class Connection
     /// <summary>Stops reading after the current delivery until <see cref="ResumeReceiving"/>.</summary>
     public void PauseReceiving() => SetPause(PausedByApplication);
 
-    /// <summary>Reads again; retained bytes are delivered first.</summary>
+    /// <summary>Reads again; retained bytes are delivered first (on the thread pool, not on the caller's thread).</summary>
     public void ResumeReceiving()
     {
-        if (ClearPause(PausedByApplication) == 0 && _reads && MayReceive())
+        if (ClearPause(PausedByApplication) == 0)
+            ResumeLoopLater();
+    }
+
+    private static readonly Action<object?> s_resumeLoop = static state => ((Connection)state!).ResumeLoop();
+
+    /// <summary>
+    /// Restarts a parked loop from the thread pool: a resume comes from the flusher (the send
+    /// backlog drained) or from the application, and the loop's first delivery must not run
+    /// OnReceived inside that caller (under its locks, or inside another connection's hook).
+    /// </summary>
+    private void ResumeLoopLater()
+    {
+        if (_reads && Volatile.Read(ref _receiving) == 0)
+            ThreadPoolScheduler.Schedule(s_resumeLoop, this);
+    }
+
+    private void ResumeLoop()
+    {
+        if (MayReceive())
             TryStartLoop();
     }
 

@@ -123,6 +123,8 @@ internal sealed partial class Connection
     {
         if (data.IsSingleSegment)
             return Send(data.First.Span, null, null, SendMode.Direct, out _);
+        if (data.Length == 0)
+            return EmptySend(out _); // empty parts: nothing to send, and no empty gathered send
 
         Route route;
         lock (_sendLock)
@@ -232,7 +234,9 @@ internal sealed partial class Connection
             _answered = true;
         if (_flushing)
         {
-            if (_corked && _queue.PendingBytes + length >= GatherLimit)
+            // Gathered bytes go out at the gather limit, and also when a send comes from outside
+            // the gathering hook: that send goes out at once, and takes the gathered bytes along.
+            if (_corked && (_queue.PendingBytes + length >= GatherLimit || !CallbackScope.IsGathering(this)))
             {
                 _corked = false;
                 route = Route.FlushNow;

@@ -65,7 +65,18 @@ internal sealed partial class Connection
 
     private void StopLostPeerTimer() => Volatile.Write(ref _lostPeerDue, TimerEntry.Disarmed);
 
-    private void StopTimers() => _deadline?.Disarm();
+    private bool _timersStopped;      // under the deadline's lock: Finish ran, nothing re-arms
+
+    private void StopTimers()
+    {
+        if (Volatile.Read(ref _deadline) is not { } deadline)
+            return;
+        lock (deadline)
+        {
+            _timersStopped = true;
+            deadline.Disarm();
+        }
+    }
 
     /// <summary>Arms the entry for the earliest deadline still pending (none: disarms it).</summary>
     private void Rearm()
@@ -82,7 +93,7 @@ internal sealed partial class Connection
             var due = Math.Min(Volatile.Read(ref _lingerDue), Volatile.Read(ref _lostPeerDue));
             if (_idleTicks != 0 && IsOpen)
                 due = Math.Min(due, Volatile.Read(ref _lastActivity) + _idleTicks);
-            if (IsFinished || due == TimerEntry.Disarmed)
+            if (_timersStopped || IsFinished || due == TimerEntry.Disarmed)
                 deadline.Disarm();
             else
                 deadline.ArmAt(due);

@@ -119,8 +119,11 @@ internal sealed partial class Connection
         }
     }
 
-    /// <summary>Ends the hold a connection is created with (see the constructor).</summary>
+    /// <summary>Ends the hold a connection is created with (see the constructor), or one taken with <see cref="TryHold"/>.</summary>
     public void Release() => ReleaseReference();
+
+    /// <summary>Holds the connection (its OnDisconnected waits) while a hook runs outside the engine's loops; false once it finished.</summary>
+    public bool TryHold() => TryAddReference();
 
     private void ReleaseReference()
     {

@@ -14,9 +14,11 @@ namespace NetServer;
 /// message is linked into the queue (or handed to the socket) without a copy. A small one (up to
 /// 1 KiB) committed while the queue is busy is copied once into the queue's current chunk, where
 /// it coalesces with its neighbours into one socket write instead of costing a chunk of its own.</para>
-/// <para>Writers are pooled per thread: after <see cref="Commit"/> or <see cref="Dispose"/> the
-/// object may be handed out again, so do not touch it afterwards. Not thread-safe: one thread builds
-/// one message.</para>
+/// <para>Dispose the writer when done (a <c>using</c>): that gives it back to a per-thread pool, so
+/// building messages allocates nothing; one never disposed is simply collected. After
+/// <see cref="Dispose"/> the object may be handed out again by <see cref="StreamConnection.BeginSend"/>:
+/// do not touch it afterwards (a second Dispose could drop another message). Not thread-safe: one
+/// thread builds one message.</para>
 /// </remarks>
 public sealed class SendWriter : IBufferWriter<byte>, IDisposable
 {
@@ -28,7 +30,8 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     [ThreadStatic]
     private static SendWriter? t_cached;
 
-    private StreamConnection? _owner;
+    private StreamConnection? _owner; // set while rented (from BeginSend until Dispose)
+    private bool _active;             // a message is being built: from BeginSend until Commit or Dispose
     private Connection? _connection;
     private BufferPool? _pool;
     private byte[]?[] _chunks = new byte[]?[4];
@@ -51,6 +54,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         var writer = t_cached ?? new SendWriter();
         t_cached = null;
         writer._owner = owner;
+        writer._active = true;
         writer._connection = connection;
         writer._pool = pool;
         writer._chunkSize = Math.Max(chunkSize, 256);
@@ -98,7 +102,9 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     /// <summary>
     /// Sends the message as one unit, with the outcome of <see cref="StreamConnection.SendAsync(ReadOnlySpan{byte})"/>:
     /// false (and OnError with <c>NoBufferSpaceAvailable</c>) when it does not fit within
-    /// <c>OptionSendBufferLimit</c>, false when not connected. The writer is released either way.
+    /// <c>OptionSendBufferLimit</c>, false when not connected. Either way the message is over: its
+    /// memory is sent or returned; dispose the writer to reuse it. (A session's override of
+    /// <c>SendAsync</c> does not see writer messages.)
     /// </summary>
     public bool Commit()
     {
@@ -115,14 +121,15 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         }
         finally
         {
-            Release();
+            EndMessage();
         }
     }
 
     /// <summary>
     /// Sends the message as one unit with backpressure: completes when it is accepted within
     /// <c>OptionSendBufferLimit</c>, at once when there is room, otherwise once enough queued bytes
-    /// have gone out. The writer is released when the returned task completes.
+    /// have gone out. The message is over when this returns (a message that must wait is copied):
+    /// dispose the writer to reuse it.
     /// </summary>
     /// <returns>True once accepted; false if the connection is closed (or closes while waiting).</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was sent.</exception>
@@ -132,20 +139,20 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         var connection = _connection;
         if (cancellationToken.IsCancellationRequested)
         {
-            Release();
+            EndMessage();
             return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
         }
 
         if (connection is null || _written == 0)
         {
-            Release();
+            EndMessage();
             return new ValueTask<bool>(connection is not null && connection.IsOpen);
         }
 
         var status = connection.SendWritten(this);
         if (status != SendStatus.Full)
         {
-            Release();
+            EndMessage();
             return new ValueTask<bool>(status == SendStatus.Accepted);
         }
 
@@ -154,15 +161,20 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         var length = (int)_written;
         CopyTo(copy);
         var pool = _pool;
-        Release();
+        EndMessage();
         return StreamConnection.SendCopyWhenRoomAsync(connection, pool, copy, length, cancellationToken);
     }
 
-    /// <summary>Drops an uncommitted message and releases the writer.</summary>
+    /// <summary>Drops a message not committed, and gives the writer back for reuse by this thread's next <see cref="StreamConnection.BeginSend"/>.</summary>
     public void Dispose()
     {
-        if (_owner is not null)
-            Release();
+        if (_owner is null)
+            return;
+        EndMessage();
+        _owner = null;
+        _connection = null;
+        _pool = null;
+        t_cached = this;
     }
 
     // --- Engine side ---
@@ -187,8 +199,8 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         }
     }
 
-    /// <summary>Returns what the engine did not take and puts the writer back in the thread's cache.</summary>
-    internal void Release()
+    /// <summary>Ends the message: returns what the engine did not take; no more writes or commits.</summary>
+    private void EndMessage()
     {
         for (var i = 0; i < _chunkCount; i++)
         {
@@ -200,18 +212,13 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
 
         _chunkCount = 0;
         _written = 0;
-        _owner = null;
-        _connection = null;
-        _pool = null;
-        t_cached = this;
+        _active = false;
     }
 
-    private StreamConnection EnsureActive()
+    private void EnsureActive()
     {
-        var owner = _owner;
-        if (owner is null)
-            ThrowHelper.ThrowInvalidOperation("This SendWriter was already committed or disposed; get a new one with BeginSend().");
-        return owner;
+        if (!_active)
+            ThrowHelper.ThrowInvalidOperation("This SendWriter's message was already committed or disposed; get a new one with BeginSend().");
     }
 
     private byte[] Reserve(int sizeHint)

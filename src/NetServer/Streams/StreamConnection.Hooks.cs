@@ -19,24 +19,51 @@ public abstract partial class StreamConnection
         get => Volatile.Read(ref _protocol);
         set
         {
-            var previous = Volatile.Read(ref _protocol);
-            if (ReferenceEquals(previous, value))
+            if (ReferenceEquals(Volatile.Read(ref _protocol), value))
                 return;
             if (value?.Connection is not null)
                 ThrowHelper.ThrowInvalidOperation("This protocol is already attached to a connection; a protocol object serves one connection.");
-            Volatile.Write(ref _protocol, value);
+
+            // One exchange: of two concurrent sets, each detaches only what it replaced.
+            var previous = Interlocked.Exchange(ref _protocol, value);
+            var connection = CurrentConnection;
+            RunProtocolHooks(connection, previous, value);
+        }
+    }
+
+    /// <summary>
+    /// The detach and attach hooks of a protocol switch, run as every hook is: inside a callback
+    /// scope, holding the connection (no OnDisconnected meanwhile), a throw closing the connection
+    /// with HandlerException. With no connection (before the first connect) a throw goes to the caller.
+    /// </summary>
+    private void RunProtocolHooks(Connection? connection, StreamProtocol? previous, StreamProtocol? next)
+    {
+        var held = connection?.TryHold() == true;
+        CallbackScope.Enter(held ? connection : null);
+        try
+        {
             if (previous is not null)
             {
                 previous.OnDetached();
                 previous.Connection = null;
             }
 
-            if (value is null)
+            if (next is null)
                 return;
-            value.Connection = this;
-            value.OnAttached();
-            if (CurrentConnection is { IsOpen: true } connection && ReferenceEquals(Volatile.Read(ref _ready), connection))
-                value.OnConnected();
+            next.Connection = this;
+            next.OnAttached();
+            if (held && connection!.IsOpen && ReferenceEquals(Volatile.Read(ref _ready), connection))
+                next.OnConnected();
+        }
+        catch (Exception e) when (held)
+        {
+            connection!.Abort(NetServer.DisconnectReason.HandlerException, e);
+        }
+        finally
+        {
+            CallbackScope.Exit();
+            if (held)
+                connection!.Release();
         }
     }
 

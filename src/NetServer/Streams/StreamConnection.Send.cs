@@ -171,7 +171,8 @@ public abstract partial class StreamConnection
     /// Queues a multi-part message as one unit: its parts are never interleaved with another send's.
     /// When the queue is idle the parts go straight to the operating system in one gathered write,
     /// without a copy. Otherwise (and for what the kernel does not take at once) they are copied
-    /// into the queue. Refused as <see cref="SendAsync(ReadOnlySpan{byte})"/> is.
+    /// into the queue. Refused as <see cref="SendAsync(ReadOnlySpan{byte})"/> is. An override of
+    /// <c>SendAsync(ReadOnlySpan{byte})</c> does not see these messages.
     /// </summary>
     /// <returns>True if the message was accepted; false if not connected or the send limit refused it.</returns>
     public bool SendAsync(ReadOnlySequence<byte> buffer)
@@ -213,9 +214,10 @@ public abstract partial class StreamConnection
     /// Starts a message built in place in pooled send memory: write it through the returned
     /// <see cref="SendWriter"/> (an <see cref="IBufferWriter{T}"/>: serializers write straight into
     /// it), then <see cref="SendWriter.Commit"/> it once; it goes out as one unit, without another copy
-    /// when it is large. Not connected: the commit returns false.
+    /// when it is large. Not connected: the commit returns false. Dispose the writer (a <c>using</c>)
+    /// so the next message reuses it. An override of <c>SendAsync</c> does not see these messages.
     /// </summary>
-    /// <param name="sizeHint">Bytes the message will probably need (0: <see cref="OptionSendBufferSize"/>).</param>
+    /// <param name="sizeHint">Bytes the message will probably need (0: <see cref="OptionSendBufferSize"/>, at most 16 KiB; more is taken as the message grows).</param>
     public SendWriter BeginSend(int sizeHint = 0)
     {
         if (sizeHint < 0)

@@ -104,7 +104,11 @@ public abstract class StreamSession : StreamConnection
 
     private protected override void NotifyDisconnected(Connection connection) => Host.SessionDisconnected(this);
 
-    internal override void InvokeReady() => Host.SessionReady(this);
+    internal override void InvokeReady()
+    {
+        Host.SessionReady(this);
+        base.InvokeReady(); // the protocol's OnConnected
+    }
 
     /// <summary>Raises the session's connect hooks (session first, then server); the server calls this.</summary>
     internal void RaiseConnecting()

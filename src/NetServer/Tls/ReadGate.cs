@@ -34,8 +34,22 @@ internal sealed class ReadGate
     /// <summary>True once a transport read returned the end of stream (the socket's, not the layer's).</summary>
     public bool HasTransportEnded => (Volatile.Read(ref _state) & TransportEnded) != 0;
 
-    /// <summary>Before each read of the layer's stream.</summary>
-    public void EnterRead() => Interlocked.Add(ref _state, ReadUnit);
+    /// <summary>
+    /// Before each read of the layer's stream. A read may decrypt at once, from records the layer
+    /// already holds, without ever reaching the transport (and so without parking): if work runs
+    /// now, the read waits for it to finish first.
+    /// </summary>
+    public void EnterRead()
+    {
+        if ((Interlocked.Add(ref _state, ReadUnit) & WorkRunning) == 0)
+            return;
+
+        // The work runs under the lock: taking it waits until the work is done. Work that starts
+        // after the add above sees this read and waits for it instead.
+        lock (_lock)
+        {
+        }
+    }
 
     /// <summary>After each read of the layer's stream, however it ended: runs work that waited for it.</summary>
     public void ExitRead()

@@ -84,6 +84,37 @@ public sealed class ReadGateTests : IDisposable
     }
 
     [Fact]
+    public async Task A_read_that_starts_while_the_work_runs_waits_for_it()
+    {
+        // A layer read can decrypt records it already holds without reaching the transport (so
+        // without parking): it must not start while the work (the TLS shutdown) runs.
+        using var working = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        var work = HarnessExtensions.RunBlocking(() =>
+        {
+            _gate.Run(_ =>
+            {
+                working.Set();
+                release.Wait(Wait.Default);
+            }, this);
+            return true;
+        });
+        Assert.True(working.Wait(Wait.Default));
+
+        var entered = HarnessExtensions.RunBlocking(() =>
+        {
+            _gate.EnterRead();
+            return release.IsSet;
+        });
+        await Task.Delay(200);
+        Assert.False(entered.IsCompleted, "A read entered while the work ran.");
+        release.Set();
+        Assert.True(await entered.WaitAsync(Wait.Default), "The read entered before the work was done.");
+        Assert.True(await work.WaitAsync(Wait.Default));
+        _gate.ExitRead();
+    }
+
+    [Fact]
     public async Task Bytes_that_arrive_while_the_work_runs_go_up_only_after_it()
     {
         _gate.EnterRead();
