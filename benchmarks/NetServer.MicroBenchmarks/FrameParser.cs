@@ -1,6 +1,7 @@
 using System;
 using System.Buffers.Binary;
 using System.IO;
+using System.Threading;
 
 namespace NetServer.MicroBenchmarks;
 
@@ -15,11 +16,22 @@ internal sealed class FrameParser : StreamProtocol
     public const int PrefixSize = 4;
     public const int MaxFrame = 60_000;
 
+    private long _target;
+
     public bool Echo { get; init; }
 
     public long Frames { get; private set; }
 
     public long PayloadBytes { get; private set; }
+
+    /// <summary>Set once <see cref="Frames"/> reaches <see cref="Target"/>: for a caller waiting on another thread.</summary>
+    public ManualResetEventSlim? Arrived { get; init; }
+
+    public long Target
+    {
+        get => Volatile.Read(ref _target);
+        set => Volatile.Write(ref _target, value);
+    }
 
     // protected internal, not protected as in FramedEcho: this assembly sees NetServer's internals
     // (InternalsVisibleTo), so the override keeps both, and FramingBenchmarks.Steps may call it.
@@ -41,6 +53,8 @@ internal sealed class FrameParser : StreamProtocol
             consumed += PrefixSize + length;
         }
 
+        if (Arrived is { } arrived && Frames >= Target)
+            arrived.Set();
         return consumed;
     }
 
