@@ -70,7 +70,7 @@ public static class Benchmark
         foreach (var client in clients)
             connect(client);
         foreach (var client in clients)
-            Until(() => ready(client), "a client to connect");
+            await UntilAsync(() => ready(client), "a client to connect").ConfigureAwait(false);
 
         await Task.Delay(duration).ConfigureAwait(false);
 
@@ -83,7 +83,7 @@ public static class Benchmark
         foreach (var client in clients)
             disconnect(client);
         foreach (var client in clients)
-            Until(() => !connected(client), "a client to disconnect");
+            await UntilAsync(() => !connected(client), "a client to disconnect").ConfigureAwait(false);
         if (stopWhenDisconnected)
             totals.Stop = DateTime.UtcNow;
 
@@ -111,10 +111,16 @@ public static class Benchmark
             },
             cancellationToken);
 
-    private static void Until(Func<bool> condition, string what)
+    /// <summary>Polls <paramref name="condition"/> without holding a thread; throws after <see cref="Patience"/>.</summary>
+    private static async Task UntilAsync(Func<bool> condition, string what)
     {
-        if (!SpinWait.SpinUntil(condition, Patience))
-            throw new TimeoutException($"Waited {Patience.TotalSeconds} s for {what}.");
+        var deadline = DateTime.UtcNow + Patience;
+        while (!condition())
+        {
+            if (DateTime.UtcNow > deadline)
+                throw new TimeoutException($"Waited {Patience.TotalSeconds} s for {what}.");
+            await Task.Delay(5).ConfigureAwait(false);
+        }
     }
 }
 

@@ -161,10 +161,18 @@ public abstract partial class StreamServer<TSession>
         if (limit == 0 || admitted <= limit)
             return true;
 
+        // Counted and reported before the close, so whoever sees the connection end can find why.
         Interlocked.Decrement(ref _admittedSessions);
         Interlocked.Increment(ref _rejectedSessions);
-        socket.Dispose();
-        ReportError(SocketError.TooManyOpenSockets);
+        try
+        {
+            ReportError(SocketError.TooManyOpenSockets);
+        }
+        finally
+        {
+            socket.Dispose();
+        }
+
         return false;
     }
 

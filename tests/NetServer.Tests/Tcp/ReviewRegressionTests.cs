@@ -710,8 +710,10 @@ public class ReviewRegressionTests
             GC.WaitForPendingFinalizers();
             GC.Collect();
             // (The last one is left out: the finished helper's state machine still holds it.)
+            // A registration left behind keeps every one of them alive; a thread-pool thread may
+            // still hold the last task or two it ran (seen once in a few hundred runs), so two are allowed.
             var alive = parked.Take(parked.Count - 1).Count(static weak => weak.TryGetTarget(out _));
-            Assert.True(alive == 0, $"{alive} of {parked.Count} released sends are still held by their cancellation registration.");
+            Assert.True(alive <= 2, $"{alive} of {parked.Count} released sends are still held by their cancellation registration.");
 
             // Cancelling now cancels nothing: every send was accepted, and the connection goes on.
             await cts.CancelAsync();
