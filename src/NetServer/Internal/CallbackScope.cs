@@ -10,11 +10,12 @@ namespace NetServer.Internal;
 /// wait for the engine only when they are not made from inside a hook: a hook that waited for
 /// another connection's hook could form a cycle, so from a hook they start the work and return at
 /// once.</para>
-/// <para>Sends a connection makes during its own hook are gathered: the first one that finds the
-/// send queue idle takes the flusher role without sending (the connection is <em>corked</em>), the
-/// ones after it only append, and everything goes out in one socket write when the outermost hook
-/// returns (see <see cref="Exit"/>). A hook answering many small messages one send each then costs
-/// one system call, not one per message. Only the connection whose hook runs is corked: a send to
+/// <para>Sends a connection makes during its own hook are gathered: the hook's first send goes
+/// straight out (from the caller's bytes, without a copy: an echo or a lone answer costs what it
+/// always did); a later one that finds the send queue idle takes the flusher role without sending
+/// (the connection is <em>corked</em>), the ones after it only append, and they go out in one
+/// socket write when the outermost hook returns (see <see cref="Exit"/>). A hook answering many
+/// small messages one send each then costs two system calls, not one per message. Only the connection whose hook runs is corked: a send to
 /// another connection still goes out at once, so a hook that waits for that one's answer cannot
 /// deadlock on its own corked bytes.</para>
 /// </remarks>
@@ -31,6 +32,9 @@ internal static class CallbackScope
 
     [ThreadStatic]
     private static bool t_receiving;   // the outermost hook is the owner's delivery of received bytes
+
+    [ThreadStatic]
+    private static bool t_sentDirect;  // the owner's first send of this hook went straight out
 
     public static bool IsActive => t_depth != 0;
 
@@ -50,6 +54,7 @@ internal static class CallbackScope
         {
             t_owner = owner;
             t_receiving = receiving;
+            t_sentDirect = false;
         }
     }
 
@@ -80,6 +85,22 @@ internal static class CallbackScope
 
     /// <summary>True when the current thread runs a hook of <paramref name="connection"/> (directly or nested).</summary>
     public static bool IsGathering(Connection connection) => t_depth != 0 && ReferenceEquals(t_owner, connection);
+
+    /// <summary>
+    /// Whether a send of <paramref name="connection"/> that finds its queue idle should be gathered
+    /// rather than go out at once: only inside the connection's own hook, and not the hook's first
+    /// send. The first goes straight out from the caller's bytes (no copy, no wait: an echo or a
+    /// lone answer costs what it did before gathering); the ones after it are gathered.
+    /// </summary>
+    public static bool ShouldGather(Connection connection)
+    {
+        if (!IsGathering(connection))
+            return false;
+        if (t_sentDirect)
+            return true;
+        t_sentDirect = true;
+        return false;
+    }
 
     /// <summary>True when the current thread delivers received bytes of <paramref name="connection"/>: a send now answers them.</summary>
     public static bool IsAnswering(Connection connection) => t_receiving && IsGathering(connection);

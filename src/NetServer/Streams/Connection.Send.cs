@@ -258,7 +258,7 @@ internal sealed partial class Connection
         {
             route = Route.Scheduled;
         }
-        else if (length < GatherLimit && CallbackScope.IsGathering(this))
+        else if (length < GatherLimit && CallbackScope.ShouldGather(this))
         {
             _corked = true;
             route = Route.Corked;
