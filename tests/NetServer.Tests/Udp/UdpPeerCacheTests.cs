@@ -79,7 +79,10 @@ public class UdpPeerCacheTests
 
             var measured = (long)peers * (rounds - 1);
             Assert.True(server.Allocated >= 0, "The allocation counter was not read at both marks.");
-            Assert.True(server.Allocated < 1024, $"The receive thread allocated {server.Allocated} bytes for {measured} datagrams ({(double)server.Allocated / measured:F1} per datagram) after warm-up.");
+            // Less than a byte per datagram: the caches cleared at 1,024 peers cost about 248 bytes
+            // per datagram; one-off allocations on the thread (the runtime's tiering, a few KB once
+            // in a CI run) are not per datagram.
+            Assert.True(server.Allocated < measured, $"The receive thread allocated {server.Allocated} bytes for {measured} datagrams ({(double)server.Allocated / measured:F1} per datagram) after warm-up.");
             Assert.Equal(sent, server.DatagramsSent);
         }
         finally
