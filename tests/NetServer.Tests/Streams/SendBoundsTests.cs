@@ -123,7 +123,7 @@ public sealed class IdleTimeoutTests
     public async Task A_connection_on_which_nothing_moves_closes_with_IdleTimeout_and_traffic_keeps_it_open(TransportKind kind)
     {
         await using var harness = new ServerHarness(kind);
-        harness.Probe.ConfigureSession = probe => probe.Connected = static session => session.OptionIdleTimeout = TimeSpan.FromMilliseconds(1500);
+        harness.Probe.ConfigureSession = probe => probe.Connected = static session => session.OptionIdleTimeout = TimeSpan.FromMilliseconds(2500);
         Assert.True(harness.Start());
 
         var (busy, busySession, busyProbe) = await harness.ConnectPeerAsync();
@@ -131,11 +131,12 @@ public sealed class IdleTimeoutTests
         using (busy)
         using (idle)
         {
-            // One byte every 100 ms (a fifteenth of the timeout, so a loaded machine's late timers
-            // do not matter) keeps the busy one open while the idle one starts closing.
+            // One byte every 100 ms (a 25th of the timeout, so a loaded machine's late timers and a
+            // starved thread pool in a busy test run do not matter) keeps the busy one open while
+            // the idle one starts closing.
             var watch = Stopwatch.StartNew();
             var sinceLastByte = Stopwatch.StartNew();
-            while (watch.Elapsed < TimeSpan.FromSeconds(3))
+            while (watch.Elapsed < TimeSpan.FromSeconds(4))
             {
                 await busy.SendAsync(new byte[1], System.Net.Sockets.SocketFlags.None);
                 sinceLastByte.Restart();
@@ -148,7 +149,7 @@ public sealed class IdleTimeoutTests
             // Quiet now: it starts closing too, never before its timeout (counted from its last byte,
             // which arrived after the last send).
             await Wait.UntilAsync(() => busyProbe.Events.Contains("disconnecting"), "the quiet connection to time out");
-            Assert.True(sinceLastByte.Elapsed >= TimeSpan.FromMilliseconds(1500), $"Closing after {sinceLastByte.Elapsed} of quiet.");
+            Assert.True(sinceLastByte.Elapsed >= TimeSpan.FromMilliseconds(2500), $"Closing after {sinceLastByte.Elapsed} of quiet.");
 
             // The close is graceful (our end of stream first): it ends when the peers end theirs.
             idle.Shutdown(System.Net.Sockets.SocketShutdown.Send);
