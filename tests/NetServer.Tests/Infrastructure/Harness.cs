@@ -95,7 +95,7 @@ public sealed class Probe
     /// <summary>How many times OnDisconnected ran.</summary>
     public int DisconnectedCount => Volatile.Read(ref _disconnectedCount);
 
-    /// <summary>Bytes delivered to OnReceived so far.</summary>
+    /// <summary>Bytes delivered to OnReceived so far (counted once the Received callback returned).</summary>
     public long ReceivedBytes => Interlocked.Read(ref _receivedBytes);
 
     internal void OnConnecting() => Events.Enqueue("connecting");
@@ -160,11 +160,12 @@ public sealed class Probe
         try
         {
             Events.Enqueue("received");
-            Interlocked.Add(ref _receivedBytes, size);
             Received?.Invoke(c, buffer, offset, size);
         }
         finally
         {
+            // Counted after the callback (also one that throws): a test that waits for the count sees what the callback did.
+            Interlocked.Add(ref _receivedBytes, size);
             Volatile.Write(ref _inReceived, 0);
         }
     }

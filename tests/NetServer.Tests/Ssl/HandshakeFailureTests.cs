@@ -681,7 +681,14 @@ internal sealed class SslEchoServer : IAsyncDisposable
 
         var data = Framing.Pattern(round * 10_000, 5000);
         Assert.True(client.SendAsync(data));
-        await Wait.UntilAsync(() => probe.ReceivedBytes >= data.Length, "the good client's bytes to be echoed");
+        // The probe counts the bytes before its Received callback copies them: wait for the copy.
+        await Wait.UntilAsync(
+            () =>
+            {
+                lock (received)
+                    return received.Length >= data.Length;
+            },
+            "the good client's bytes to be echoed");
         lock (received)
             Assert.Equal(data, received.ToArray());
 
