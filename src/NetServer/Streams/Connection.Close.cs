@@ -20,7 +20,7 @@ internal sealed partial class Connection
     /// and it has not read yet, which would happen if we closed with its bytes unread.
     /// Returns false if the connection was already closing.
     /// </summary>
-    public bool Close(DisconnectReason reason) => BeginClose(reason, graceful: true, exception: null);
+    public bool Close(DisconnectReason reason, Exception? exception = null) => BeginClose(reason, graceful: true, exception);
 
     /// <summary>Closes the socket now; queued bytes are dropped. Returns false if already closed.</summary>
     public bool Abort(DisconnectReason reason, Exception? exception = null) => BeginClose(reason, graceful: false, exception);

@@ -129,9 +129,8 @@ internal sealed partial class Connection
 
     private void ConfigureReadSize()
     {
-        var limit = _owner.OptionReceiveBufferLimit;
         var size = Math.Max(1, _owner.OptionReceiveBufferSize);
-        var max = limit > 0 ? limit : Math.Max(size, DefaultMaxReadSize);
+        var max = _owner.ReceiveRetentionLimit;
         _minReadSize = Math.Min(size, max);
         _readSize = _minReadSize;
         _receiveBuffer.Limit = max;

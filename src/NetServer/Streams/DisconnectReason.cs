@@ -72,4 +72,13 @@ public enum DisconnectReason
 
     /// <summary>A server at its <c>OptionMaxSessions</c> refused the connection (sessions only see this in counters and the server's <c>OnError</c>).</summary>
     SessionLimit,
+
+    /// <summary>
+    /// The peer broke the protocol spoken over the connection (a message longer than the protocol
+    /// allows, a malformed frame or header): the protocol closed the connection with
+    /// <see cref="StreamConnection.DisconnectOnProtocolError"/>. What it had queued before (an error
+    /// reply) was still sent; the description is in <see cref="StreamConnection.DisconnectException"/>
+    /// (a <see cref="System.Net.ProtocolViolationException"/>).
+    /// </summary>
+    ProtocolError,
 }

@@ -100,6 +100,33 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     }
 
     /// <summary>
+    /// Overwrites bytes already written, at <paramref name="position"/> from the start of the message:
+    /// a length prefix whose value is known only once the body is written (advance past a
+    /// placeholder first, write the body, then fill the placeholder in).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The range is not within the bytes written so far.</exception>
+    public void WriteAt(long position, ReadOnlySpan<byte> data)
+    {
+        EnsureActive();
+        if (position < 0 || position > _written - data.Length)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(position), "WriteAt can only overwrite bytes already written.");
+        for (var i = 0; i < _chunkCount && !data.IsEmpty; i++)
+        {
+            var count = _counts[i];
+            if (position >= count)
+            {
+                position -= count;
+                continue;
+            }
+
+            var part = (int)Math.Min(count - position, data.Length);
+            data.Slice(0, part).CopyTo(new Span<byte>(_chunks[i]!, (int)position, part));
+            data = data.Slice(part);
+            position = 0;
+        }
+    }
+
+    /// <summary>
     /// Sends the message as one unit, with the outcome of <see cref="StreamConnection.SendAsync(ReadOnlySpan{byte})"/>:
     /// false (and OnError with <c>NoBufferSpaceAvailable</c>) when it does not fit within
     /// <c>OptionSendBufferLimit</c>, false when not connected. Either way the message is over: its

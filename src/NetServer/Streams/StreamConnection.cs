@@ -88,6 +88,15 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
+    /// What <see cref="OptionReceiveBufferLimit"/> amounts to now: the most received bytes the
+    /// receive buffer holds, so the most a protocol may leave unconsumed at once (the option, or
+    /// when it is 0 the larger of 64 KiB and <see cref="OptionReceiveBufferSize"/>). A protocol whose
+    /// frame is longer consumes it in parts.
+    /// </summary>
+    public int ReceiveRetentionLimit =>
+        _receiveBufferLimit > 0 ? _receiveBufferLimit : Math.Max(Math.Max(1, OptionReceiveBufferSize), Connection.DefaultMaxReadSize);
+
+    /// <summary>
     /// Size of the first read of a burst, in bytes (default 8192); reads double while they fill the
     /// buffer. Setting it on a client before connecting also sets the socket's SO_RCVBUF, as in NetCoreServer.
     /// </summary>
@@ -221,6 +230,22 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         // Also when another call started the close: return after OnDisconnected, as documented.
         connection.WaitForFinish(BlockingWaitTimeout);
         return started;
+    }
+
+    /// <summary>
+    /// Closes the connection because its peer broke the protocol (for protocol authors: a length
+    /// over the maximum, a malformed frame). Nothing more is delivered; what is already queued (an
+    /// error reply sent just before) still goes out within <see cref="OptionDisconnectTimeout"/>.
+    /// The connection ends with <see cref="DisconnectReason.ProtocolError"/> and
+    /// <see cref="DisconnectException"/> is a <see cref="ProtocolViolationException"/> carrying
+    /// <paramref name="description"/>. Returns at once, also from inside a hook.
+    /// </summary>
+    /// <returns>True if this call started the disconnect; false if not connected or already closing.</returns>
+    public bool DisconnectOnProtocolError(string description)
+    {
+        var connection = CurrentConnection;
+        return connection is not null
+            && connection.Close(NetServer.DisconnectReason.ProtocolError, new ProtocolViolationException(description));
     }
 
     /// <summary>

@@ -27,7 +27,7 @@ namespace NetServer.Timers;
 /// claim is a new arming and fires on its own.
 /// </para>
 /// </remarks>
-internal abstract class TimerEntry
+public abstract class TimerEntry
 {
     /// <summary>The due time of a disarmed entry.</summary>
     public const long Disarmed = long.MaxValue;

@@ -32,10 +32,10 @@ namespace NetServer.Timers;
 /// called under it. See <see cref="TimerEntry"/> for the lazy re-arm and exactly-once rules.
 /// </para>
 /// </remarks>
-internal sealed class TimerWheel
+public sealed class TimerWheel
 {
     /// <summary><see cref="TimerEntry.LinkedTick"/> of an entry in no slot.</summary>
-    public const long NotLinked = long.MaxValue;
+    internal const long NotLinked = long.MaxValue;
 
     // The latest due time accepted: far enough below long.MaxValue that rounding up to a tick
     // cannot overflow, and still about 146 years away at nanosecond resolution.

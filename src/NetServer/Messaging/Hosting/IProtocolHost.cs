@@ -1,0 +1,53 @@
+using System.Collections.Generic;
+
+namespace NetServer.Messaging;
+
+/// <summary>
+/// The transport server behind a protocol server (<see cref="MessageServer"/>): a TCP, TLS or
+/// Unix-socket server whose every session hosts a protocol object made by the owner. Written once
+/// per transport as a few lines (<see cref="ProtocolHosts"/>); the protocol logic lives in the protocol.
+/// </summary>
+internal interface IProtocolHost : IDisposable
+{
+    EndPoint Endpoint { get; }
+
+    bool IsStarted { get; }
+
+    long ConnectedSessions { get; }
+
+    long BytesSent { get; }
+
+    long BytesReceived { get; }
+
+    long RejectedSessions { get; }
+
+    int OptionMaxSessions { get; set; }
+
+    int OptionAcceptorBacklog { get; set; }
+
+    bool Start();
+
+    bool Stop();
+
+    bool Restart();
+
+    bool DisconnectAll();
+
+    bool Multicast(ReadOnlySpan<byte> buffer);
+
+    StreamSession? Find(Guid id);
+
+    IEnumerable<StreamSession> All { get; }
+}
+
+/// <summary>What a protocol server gives its transport server: the protocol of each new session, and its server-level hooks.</summary>
+internal interface IProtocolHostOwner
+{
+    StreamProtocol CreateProtocol();
+
+    void HostStarted();
+
+    void HostStopped();
+
+    void HostError(SocketError error);
+}

@@ -1,0 +1,185 @@
+using System.Collections.Generic;
+using System.Runtime.CompilerServices;
+using NetServer.Messaging;
+
+namespace NetServer;
+
+/// <summary>
+/// A client of length-prefixed messages (see <see cref="MessageProtocol"/>) over TCP, TLS or Unix
+/// domain sockets, chosen by the constructor. Handle messages in <see cref="OnMessage"/> (override
+/// it), or await them with <see cref="ReceiveAsync"/> / <see cref="ReceiveAllAsync"/>; send with the
+/// <c>SendAsync</c> overloads (the awaitable ones wait for room in the send queue).
+/// </summary>
+/// <remarks>
+/// Unless <see cref="OnMessage"/> is overridden (without calling the base), each message is copied
+/// into a receive queue of at most <see cref="OptionReceiveQueueLimit"/> bytes. While the queue is
+/// over its limit the client stops reading, so a server that sends faster than the application
+/// takes messages is slowed down by TCP, and memory stays bounded.
+/// </remarks>
+public partial class MessageClient : MessageProtocol, IDisposable
+{
+    private readonly StreamClient _client;
+    private readonly MessageInbox _inbox = new();
+    private long _receiveQueueLimit = 4 * 1024 * 1024;
+
+    /// <summary>A TCP client for <paramref name="address"/>:<paramref name="port"/>.</summary>
+    public MessageClient(IPAddress address, int port)
+        : this(new IPEndPoint(address, port))
+    {
+    }
+
+    /// <summary>A TCP client for an IP address or host name given as text.</summary>
+    public MessageClient(string address, int port)
+        : this(EndPoints.Parse(address, port))
+    {
+    }
+
+    /// <summary>A client for <paramref name="endpoint"/>: TCP for an IP or DNS endpoint, a Unix domain socket for a Unix endpoint.</summary>
+    public MessageClient(EndPoint endpoint) => _client = ProtocolHosts.CreateClient(endpoint, this);
+
+    private protected MessageClient(Func<MessageClient, StreamClient> client) => _client = client(this);
+
+    /// <summary>The transport client underneath (a <c>TcpClient</c>, <c>SslClient</c> or <c>UdsClient</c>): its options apply to the next connect.</summary>
+    public StreamClient Transport => _client;
+
+    /// <summary>The identifier of the current connection.</summary>
+    public Guid Id => _client.Id;
+
+    /// <summary>True while connected.</summary>
+    public bool IsConnected => _client.IsConnected;
+
+    /// <summary>True while a connect is in progress.</summary>
+    public bool IsConnecting => _client.IsConnecting;
+
+    /// <summary>The server's endpoint.</summary>
+    public EndPoint Endpoint => _client.Endpoint;
+
+    /// <summary>Why the last connection ended.</summary>
+    public DisconnectReason DisconnectReason => _client.DisconnectReason;
+
+    /// <summary>
+    /// The most bytes of received messages the receive queue holds before the client stops reading
+    /// (default 4 MiB; a larger message still fits alone). Reading resumes once half of it is taken.
+    /// </summary>
+    public long OptionReceiveQueueLimit
+    {
+        get => Interlocked.Read(ref _receiveQueueLimit);
+        set
+        {
+            if (value <= 0)
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(OptionReceiveQueueLimit), "The receive queue limit must be positive.");
+            Interlocked.Exchange(ref _receiveQueueLimit, value);
+        }
+    }
+
+    /// <summary>Messages waiting in the receive queue.</summary>
+    public int ReceiveQueueCount => _inbox.Count;
+
+    /// <summary>Connects (and over TLS, handshakes), blocking; false on failure.</summary>
+    public virtual bool Connect() => _client.Connect();
+
+    /// <summary>Connects (and over TLS, handshakes); true once connected, false on failure.</summary>
+    public virtual Task<bool> ConnectAsync(CancellationToken cancellationToken = default) => _client.ConnectAsync(cancellationToken);
+
+    /// <summary>Disconnects gracefully (queued messages are still sent) and returns after OnDisconnected; false if not connected.</summary>
+    public virtual bool Disconnect() => _client.Disconnect();
+
+    /// <summary>Disconnects gracefully; completes after OnDisconnected.</summary>
+    public virtual Task<bool> DisconnectAsync(CancellationToken cancellationToken = default) => _client.DisconnectAsync(cancellationToken);
+
+    /// <summary>Disconnects, then connects again (blocking).</summary>
+    public virtual bool Reconnect() => _client.Reconnect();
+
+    /// <summary>
+    /// The next received message, in order: at once if one is queued, otherwise when one arrives.
+    /// Dispose it when done (its bytes are pooled). One reader at a time.
+    /// </summary>
+    /// <exception cref="System.IO.IOException">Not connected, or the connection closed, and no message is left.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting.</exception>
+    public ValueTask<ReceivedMessage> ReceiveAsync(CancellationToken cancellationToken = default)
+    {
+        if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
+            return new ValueTask<ReceivedMessage>(message!);
+        if (ended)
+            return new ValueTask<ReceivedMessage>(Task.FromException<ReceivedMessage>(_inbox.Ended()));
+        return ReceiveSlowAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Every received message, in order, until the connection closes (the sequence then ends) or
+    /// <paramref name="cancellationToken"/> fires. Dispose each message when done.
+    /// </summary>
+    public async IAsyncEnumerable<ReceivedMessage> ReceiveAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        while (true)
+        {
+            if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
+            {
+                yield return message!;
+                continue;
+            }
+
+            if (ended)
+                yield break;
+            await WaitAsync(_inbox.WhenChanged(), cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Disconnects and releases the client.</summary>
+    public void Dispose()
+    {
+        Dispose(true);
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Queues a copy of the message for <see cref="ReceiveAsync"/>; override to handle messages in place instead.</summary>
+    protected override void OnMessage(ReadOnlySpan<byte> message) => _inbox.Add(message, _client, OptionReceiveQueueLimit);
+
+    /// <summary>Called when connected (and over TLS, handshaked), before any message.</summary>
+    protected internal override void OnConnected() => _inbox.Open();
+
+    /// <summary>Called once, last, when a connection ended, with the reason.</summary>
+    protected internal override void OnDisconnected(DisconnectReason reason)
+    {
+        base.OnDisconnected(reason);
+        _inbox.End(reason);
+    }
+
+    /// <summary>Releases the transport client and any queued messages.</summary>
+    protected virtual void Dispose(bool disposing)
+    {
+        if (!disposing)
+            return;
+        _client.Dispose();
+        _inbox.End(DisconnectReason.Disposed);
+        _inbox.Clear();
+    }
+
+    private static async Task WaitAsync(Task task, CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.CanBeCanceled || task.IsCompleted)
+        {
+            await task.ConfigureAwait(false);
+            return;
+        }
+
+        var cancelled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using (cancellationToken.Register(static state => ((TaskCompletionSource<bool>)state!).TrySetResult(true), cancelled))
+        {
+            if (await Task.WhenAny(task, cancelled.Task).ConfigureAwait(false) != task)
+                cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
+    private async ValueTask<ReceivedMessage> ReceiveSlowAsync(CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            await WaitAsync(_inbox.WhenChanged(), cancellationToken).ConfigureAwait(false);
+            if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
+                return message!;
+            if (ended)
+                throw _inbox.Ended();
+        }
+    }
+}

@@ -1,0 +1,100 @@
+using System;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+
+namespace NetServer.Tests.Messaging;
+
+/// <summary>A message server whose sessions come from a delegate, on any transport of the harness.</summary>
+public sealed class TestMessageServer : MessageServer
+{
+    private readonly Func<MessageServer, MessageSession> _factory;
+
+    private TestMessageServer(EndPoint endpoint, Func<MessageServer, MessageSession> factory)
+        : base(endpoint) => _factory = factory;
+
+    private TestMessageServer(SslContext context, EndPoint endpoint, Func<MessageServer, MessageSession> factory)
+        : base(context, endpoint) => _factory = factory;
+
+    public TransportKind Kind { get; private init; }
+
+    public string? SocketPath { get; private init; }
+
+    public static TestMessageServer Create(TransportKind kind, Func<MessageServer, MessageSession> factory)
+    {
+        var loopback = new IPEndPoint(IPAddress.Loopback, 0);
+        return kind switch
+        {
+            TransportKind.Tcp => new TestMessageServer(loopback, factory) { Kind = kind },
+            TransportKind.Ssl => new TestMessageServer(TestCertificates.ServerContext(), loopback, factory) { Kind = kind },
+            _ => CreateUds(factory),
+        };
+    }
+
+    /// <summary>A client of this server over its transport.</summary>
+    public MessageClient CreateClient() => Kind switch
+    {
+        TransportKind.Tcp => new MessageClient(Endpoint),
+        TransportKind.Ssl => new MessageClient(TestCertificates.ClientContext(), Endpoint),
+        _ => new MessageClient(new UnixDomainSocketEndPoint(SocketPath!)),
+    };
+
+    /// <summary>A raw socket to this server (over TLS through the harness's relay, which passes plaintext).</summary>
+    public async Task<Socket> ConnectRawAsync()
+    {
+        if (Kind == TransportKind.Ssl)
+            return await SecureTransport.ConnectRelayAsync((IPEndPoint)Endpoint);
+        var socket = Kind == TransportKind.Tcp
+            ? new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true }
+            : new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+        await socket.ConnectAsync(Kind == TransportKind.Tcp ? Endpoint : new UnixDomainSocketEndPoint(SocketPath!)).WaitAsync(Wait.Default);
+        return socket;
+    }
+
+    protected override MessageSession CreateSession() => _factory(this);
+
+    protected override void Dispose(bool disposing)
+    {
+        base.Dispose(disposing);
+        if (SocketPath is not null)
+            File.Delete(SocketPath);
+    }
+
+    private static TestMessageServer CreateUds(Func<MessageServer, MessageSession> factory)
+    {
+        var path = Path.Combine(Path.GetTempPath(), $"ns-msg-{Guid.NewGuid():N}.sock");
+        return new TestMessageServer(new UnixDomainSocketEndPoint(path), factory) { Kind = TransportKind.Uds, SocketPath = path };
+    }
+}
+
+/// <summary>A session that runs delegates: a test's server side.</summary>
+public sealed class DelegateSession(MessageServer server) : MessageSession(server)
+{
+    public Action<DelegateSession, byte[]>? Message { get; init; }
+
+    public Action<DelegateSession>? Connected { get; init; }
+
+    public Action<DelegateSession, DisconnectReason>? Disconnected { get; init; }
+
+    public Action<DelegateSession>? Attached { get; init; }
+
+    protected override void OnMessage(ReadOnlySpan<byte> message) => Message?.Invoke(this, message.ToArray());
+
+    protected internal override void OnAttached() => Attached?.Invoke(this);
+
+    protected internal override void OnConnected() => Connected?.Invoke(this);
+
+    protected internal override void OnDisconnected(DisconnectReason reason)
+    {
+        base.OnDisconnected(reason);
+        Disconnected?.Invoke(this, reason);
+    }
+}
+
+/// <summary>A session that echoes every message from the span it got, without a copy of its own.</summary>
+public sealed class EchoMessageSession(MessageServer server) : MessageSession(server)
+{
+    protected override void OnMessage(ReadOnlySpan<byte> message) => SendAsync(message);
+}
