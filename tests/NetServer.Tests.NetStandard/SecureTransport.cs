@@ -17,4 +17,10 @@ internal static class SecureTransport
 
     public static StreamClient CreateClient(IPEndPoint endpoint, Probe probe) =>
         throw new PlatformNotSupportedException("TLS is not part of the netstandard2.0 build.");
+
+    public static Func<NetServer.Messaging.IProtocolHostOwner, NetServer.Messaging.IProtocolHost> MessageHost(EndPoint endpoint) =>
+        throw new PlatformNotSupportedException("TLS is not part of the netstandard2.0 build.");
+
+    public static MessageClient CreateMessageClient(EndPoint endpoint) =>
+        throw new PlatformNotSupportedException("TLS is not part of the netstandard2.0 build.");
 }

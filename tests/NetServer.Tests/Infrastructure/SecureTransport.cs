@@ -1,3 +1,4 @@
+using NetServer.Messaging;
 using NetServer.Streams;
 using System;
 using System.IO;
@@ -18,6 +19,13 @@ internal static class SecureTransport
 
     public static StreamClient CreateClient(IPEndPoint endpoint, Probe probe) =>
         new ProbeSslClient(TestCertificates.ClientContext(), endpoint, probe);
+
+    /// <summary>The TLS transport of a protocol server (MessageServer and the like) on <paramref name="endpoint"/>.</summary>
+    public static Func<IProtocolHostOwner, IProtocolHost> MessageHost(EndPoint endpoint) =>
+        owner => ProtocolHosts.CreateServer(TestCertificates.ServerContext(), endpoint, owner);
+
+    /// <summary>A TLS message client for <paramref name="endpoint"/>, trusting the test CA.</summary>
+    public static MessageClient CreateMessageClient(EndPoint endpoint) => new(TestCertificates.ClientContext(), endpoint);
 
     /// <summary>
     /// A plain socket whose bytes reach the TLS server through a relay in this process: the relay

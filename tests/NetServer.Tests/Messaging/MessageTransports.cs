@@ -3,6 +3,7 @@ using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Tasks;
+using NetServer.Messaging;
 using NetServer.Tests.Infrastructure;
 
 namespace NetServer.Tests.Messaging;
@@ -15,8 +16,8 @@ public sealed class TestMessageServer : MessageServer
     private TestMessageServer(EndPoint endpoint, Func<MessageServer, MessageSession> factory)
         : base(endpoint) => _factory = factory;
 
-    private TestMessageServer(SslContext context, EndPoint endpoint, Func<MessageServer, MessageSession> factory)
-        : base(context, endpoint) => _factory = factory;
+    private TestMessageServer(Func<IProtocolHostOwner, IProtocolHost> host, Func<MessageServer, MessageSession> factory)
+        : base(host) => _factory = factory;
 
     public TransportKind Kind { get; private init; }
 
@@ -28,7 +29,7 @@ public sealed class TestMessageServer : MessageServer
         return kind switch
         {
             TransportKind.Tcp => new TestMessageServer(loopback, factory) { Kind = kind },
-            TransportKind.Ssl => new TestMessageServer(TestCertificates.ServerContext(), loopback, factory) { Kind = kind },
+            TransportKind.Ssl => new TestMessageServer(SecureTransport.MessageHost(loopback), factory) { Kind = kind },
             _ => CreateUds(factory),
         };
     }
@@ -37,7 +38,7 @@ public sealed class TestMessageServer : MessageServer
     public MessageClient CreateClient() => Kind switch
     {
         TransportKind.Tcp => new MessageClient(Endpoint),
-        TransportKind.Ssl => new MessageClient(TestCertificates.ClientContext(), Endpoint),
+        TransportKind.Ssl => SecureTransport.CreateMessageClient(Endpoint),
         _ => new MessageClient(new UnixDomainSocketEndPoint(SocketPath!)),
     };
 
