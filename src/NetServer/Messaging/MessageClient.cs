@@ -136,13 +136,31 @@ public partial class MessageClient : MessageProtocol, IDisposable
     protected override void OnMessage(ReadOnlySpan<byte> message) => _inbox.Add(message, _client, OptionReceiveQueueLimit);
 
     /// <summary>Called when connected (and over TLS, handshaked), before any message.</summary>
-    protected internal override void OnConnected() => _inbox.Open();
+    protected internal override void OnConnected()
+    {
+    }
 
-    /// <summary>Called once, last, when a connection ended, with the reason.</summary>
+    /// <summary>Called once when a connection ended, with the reason (a failed connect reports through <see cref="ConnectAsync"/>'s result instead).</summary>
     protected internal override void OnDisconnected(DisconnectReason reason)
     {
-        base.OnDisconnected(reason);
-        _inbox.End(reason);
+    }
+
+    internal override void InvokeConnected()
+    {
+        _inbox.Open();
+        base.InvokeConnected();
+    }
+
+    internal override void InvokeDisconnected(DisconnectReason reason)
+    {
+        try
+        {
+            base.InvokeDisconnected(reason);
+        }
+        finally
+        {
+            _inbox.End(reason); // a waiting reader wakes even if OnDisconnected threw
+        }
     }
 
     /// <summary>Releases the transport client and any queued messages.</summary>

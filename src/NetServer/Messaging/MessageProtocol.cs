@@ -96,11 +96,17 @@ public class MessageProtocol : StreamProtocol
         }
     }
 
-    /// <inheritdoc/>
-    protected internal override void OnDisconnected(DisconnectReason reason) => _reader.Reset();
+    internal override void InvokeDisconnected(DisconnectReason reason)
+    {
+        _reader.Reset(); // a message being reassembled gives its pooled memory back
+        base.InvokeDisconnected(reason);
+    }
 
-    /// <inheritdoc/>
-    protected internal override void OnDetached() => _reader.Reset();
+    internal override void InvokeDetached()
+    {
+        _reader.Reset();
+        base.InvokeDetached();
+    }
 
     // --- Sending ---
 

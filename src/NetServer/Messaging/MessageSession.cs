@@ -45,5 +45,7 @@ public class MessageSession : MessageProtocol
     }
 
     /// <summary>Called once, last, when the session disconnected, with the reason (<see cref="DisconnectReason.ProtocolError"/> for a bad length prefix).</summary>
-    protected internal override void OnDisconnected(DisconnectReason reason) => base.OnDisconnected(reason);
+    protected internal override void OnDisconnected(DisconnectReason reason)
+    {
+    }
 }

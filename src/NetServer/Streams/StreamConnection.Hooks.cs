@@ -44,7 +44,7 @@ public abstract partial class StreamConnection
         {
             if (previous is not null)
             {
-                previous.OnDetached();
+                previous.InvokeDetached();
                 previous.Connection = null;
             }
 
@@ -53,7 +53,7 @@ public abstract partial class StreamConnection
             next.Connection = this;
             next.OnAttached();
             if (held && connection!.IsOpen && ReferenceEquals(Volatile.Read(ref _ready), connection))
-                next.OnConnected();
+                next.InvokeConnected();
         }
         catch (Exception e) when (held)
         {
@@ -105,7 +105,7 @@ public abstract partial class StreamConnection
     internal virtual void InvokeReady()
     {
         Volatile.Write(ref _ready, CurrentConnection);
-        Volatile.Read(ref _protocol)?.OnConnected();
+        Volatile.Read(ref _protocol)?.InvokeConnected();
     }
 
     /// <summary>The protocol's last word on a connection that ended (before the connection's own OnDisconnected).</summary>
@@ -116,7 +116,7 @@ public abstract partial class StreamConnection
         CallbackScope.Enter();
         try
         {
-            protocol.OnDisconnected(reason);
+            protocol.InvokeDisconnected(reason);
         }
         catch (Exception e)
         {

@@ -67,4 +67,12 @@ public abstract class StreamProtocol
     protected internal virtual void OnDetached()
     {
     }
+
+    // The engine calls these, so a protocol of this library can keep its own state right even when
+    // a subclass overrides the hooks without calling the base.
+    internal virtual void InvokeConnected() => OnConnected();
+
+    internal virtual void InvokeDisconnected(DisconnectReason reason) => OnDisconnected(reason);
+
+    internal virtual void InvokeDetached() => OnDetached();
 }
