@@ -23,7 +23,7 @@ internal sealed class MessageBehavior(int initial, byte[] message)
 
     public void Received(MessageProtocol client, ReadOnlySpan<byte> received)
     {
-        Counters.AddMessage(received.Length);
+        Counters.AddMessage();
         if (initial > 0)
             client.SendAsync(received);
     }

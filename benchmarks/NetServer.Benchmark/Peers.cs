@@ -51,7 +51,7 @@ internal sealed class ClientCounters
     private long _datagramsExpected;
     private long _messages;
 
-    /// <summary>Bytes received (msg: payload bytes, length prefixes not counted).</summary>
+    /// <summary>Bytes received (not counted by msg clients, which count <see cref="Messages"/>).</summary>
     public long Received => Interlocked.Read(ref _received);
 
     /// <summary>msg: messages received, counted one by one.</summary>
@@ -80,16 +80,13 @@ internal sealed class ClientCounters
     public void AddReceived(long bytes) => Interlocked.Add(ref _received, bytes);
 
     /// <summary>
-    /// msg: one message of <paramref name="size"/> payload bytes received. Called only from the
-    /// client's receive loop (OnMessage never runs concurrently with itself), so a plain add
-    /// published with a volatile write is enough: no interlocked operation per message, which the
-    /// byte-counting clients do not pay either (they add once per received chunk).
+    /// msg: one message received. Called only from the client's receive loop (OnMessage never runs
+    /// concurrently with itself), so a plain add published with a volatile write is enough: no
+    /// interlocked operation per message, which the byte-counting clients do not pay either (they
+    /// add once per received chunk). Bytes are not counted beside it: two counters read while the
+    /// loop runs would not agree with each other.
     /// </summary>
-    public void AddMessage(int size)
-    {
-        Volatile.Write(ref _messages, _messages + 1);
-        Volatile.Write(ref _received, _received + size);
-    }
+    public void AddMessage() => Volatile.Write(ref _messages, _messages + 1);
 
     public void AddDatagramSent() => Interlocked.Increment(ref _datagramsSent);
 

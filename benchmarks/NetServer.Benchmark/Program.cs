@@ -281,7 +281,8 @@ internal static partial class Program
         if (!await ConnectAllAsync(clients, target, measured))
             return 1;
 
-        // msg clients count messages one by one; the others count bytes, and messages are bytes / size.
+        // msg clients count messages one by one (the data figure is then messages x size, payloads
+        // without their prefixes); the others count bytes, and messages are bytes / size.
         var counted = options.Protocol == "msg";
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
@@ -316,7 +317,8 @@ internal static partial class Program
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
-            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0, datagrams,
+            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total,
+            counted ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
             counted ? messages1 - messages0 : null, counted ? options.Transport : null);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;

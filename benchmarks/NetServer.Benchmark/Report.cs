@@ -8,7 +8,8 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON
 /// line. Messages are bytes / size, except where they were counted one by one
-/// (<paramref name="CountedMessages"/>: msg, whose bytes are then the payloads, prefixes not counted).
+/// (<paramref name="CountedMessages"/>: msg, whose bytes are then messages x size, the payloads
+/// without their prefixes).
 /// </summary>
 internal sealed record Report(
     string Protocol,

@@ -76,7 +76,7 @@ public sealed class BenchmarkCliTests
         var messages = result.GetProperty("totalMessages").GetInt64();
         Assert.True(messages > 0, "No message was counted.");
 
-        // Messages are counted one by one and the data is their payloads: the 4-byte prefixes are not in it.
+        // Messages are counted one by one; the data is messages x size, without the 4-byte prefixes.
         Assert.Equal(messages * 20, result.GetProperty("totalBytes").GetInt64());
     }
 
