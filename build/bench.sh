@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
-#   build/bench.sh            tcp, uds, ssl (TLS) and udp, echo and multicast, 1 and 100 clients;
+#   build/bench.sh            tcp, uds, ssl (TLS), udp and msg (length-prefixed messages over tcp),
+#                             echo and multicast, 1 and 100 clients;
 #                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
 #                             in flight); 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
-# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), for
+# The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
+# as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
+# send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), for
 # udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
 # and for latency round trips per second with p50, p99, p99.9 and max.
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
@@ -59,7 +62,7 @@ latency() {
   summary+=("$line")
 }
 
-for protocol in tcp uds ssl udp; do
+for protocol in tcp uds ssl udp msg; do
   for clients in 1 100; do
     echo "== $protocol echo, $clients client(s)"
     run "$protocol echo, $clients client(s)" "$protocol" echo -c "$clients"
@@ -81,11 +84,17 @@ run "ssl handshakes, 8 clients" ssl handshake -c 8
 echo "== tcp handshake (connects), 8 clients"
 run "tcp connects, 8 clients" tcp handshake -c 8
 
-for clients in 1 100; do
-  ssl="${rates[ssl echo, $clients client(s)]}"; tcp="${rates[tcp echo, $clients client(s)]}"
-  if [ -n "$ssl" ] && [ -n "$tcp" ] && [ "$tcp" != 0 ]; then
-    summary+=("$(printf 'ssl echo / tcp echo, %3d client(s): %s' "$clients" "$(awk -v a="$ssl" -v b="$tcp" 'BEGIN { printf "%.2f", a / b }')")")
+# ratio_line LABEL A B: the summary line "LABEL: A / B", when both rates were measured.
+ratio_line() {
+  if [ -n "$2" ] && [ -n "$3" ] && [ "$3" != 0 ]; then
+    summary+=("$(printf '%s: %s' "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')")")
   fi
+}
+for clients in 1 100; do
+  tcp="${rates[tcp echo, $clients client(s)]:-}"
+  ratio_line "$(printf 'ssl echo / tcp echo, %3d client(s)' "$clients")" "${rates[ssl echo, $clients client(s)]:-}" "$tcp"
+  ratio_line "$(printf 'msg echo / tcp echo, %3d client(s)' "$clients")" "${rates[msg echo, $clients client(s)]:-}" "$tcp"
+  ratio_line "$(printf 'msg echo / tcp reply, %3d client(s)' "$clients")" "${rates[msg echo, $clients client(s)]:-}" "${rates[tcp reply, $clients client(s)]:-}"
 done
 
 reference="../shared/tools/echoref.c"

@@ -19,6 +19,14 @@ internal sealed class Options
 
     public string Scenario { get; private set; } = "echo";
 
+    /// <summary>
+    /// The stream transport: the protocol itself for tcp, uds and ssl; for msg the one given with
+    /// --transport (default tcp); udp has none.
+    /// </summary>
+    public string Transport => Protocol == "msg" ? _messageTransport : Protocol;
+
+    private string _messageTransport = "tcp";
+
     public Role Role { get; private set; } = Role.Both;
 
     public string Address { get; private set; } = "127.0.0.1";
@@ -74,15 +82,20 @@ internal sealed class Options
     public const string Usage = """
         netserver-bench PROTOCOL SCENARIO [options]
 
-          PROTOCOL   tcp | uds | ssl (TLS over TCP) | udp
+          PROTOCOL   tcp | uds | ssl (TLS over TCP) | udp | msg (length-prefixed messages:
+                     MessageServer and MessageClient, over tcp by default, see --transport)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE); udp:
                                 MESSAGES datagrams of SIZE in flight per client, each echo answered
                                 with a new datagram, one more per client each second (as echoref's
                                 udpclient does, so lost datagrams cannot stall a client)
+                                msg: each client sends MESSAGES messages of SIZE bytes, then sends
+                                every message it receives back as a message of its own; the server
+                                sends every message back (OnMessage -> SendAsync); messages are
+                                counted one by one
                      multicast  the server multicasts SIZE-byte messages to every client; udp: to a
                                 group the clients join, each datagram numbered (SIZE >= 8) so the
-                                clients can count the ones they missed
+                                clients can count the ones they missed; msg: one message each
                      reply      tcp, uds, ssl: like echo, but each client sends MESSAGES messages
                                 of SIZE bytes with a send each, and both sides answer every
                                 complete SIZE-byte message with a send of its own from OnReceived
@@ -98,6 +111,7 @@ internal sealed class Options
           -a, --address ADDRESS  server address (default 127.0.0.1)
           -p, --port PORT        server port (default: a free port with --role both, else 1111)
               --path PATH        Unix socket path for uds (default: a file in the temp folder)
+              --transport T      msg: tcp (default), ssl (TLS, certificates as for ssl) or uds
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1)
@@ -169,6 +183,9 @@ internal sealed class Options
                 case "--path":
                     options.Path = Next();
                     break;
+                case "--transport":
+                    options._messageTransport = Next();
+                    break;
                 case "--certs":
                     options.CertificateFolder = Next();
                     break;
@@ -230,8 +247,14 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg).");
+        if (options._messageTransport is not ("tcp" or "uds" or "ssl"))
+            throw new ArgumentException($"Unknown transport '{options._messageTransport}' (tcp, uds, ssl).");
+        if (options.Protocol != "msg" && options._messageTransport != "tcp")
+            throw new ArgumentException("--transport is for msg (tcp, uds and ssl are transports of their own).");
+        if (options.Protocol == "msg" && options.Scenario is not ("echo" or "multicast"))
+            throw new ArgumentException($"msg has no {options.Scenario} scenario (echo, multicast).");
         if (options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
         if (options.Protocol == "udp" && options.Scenario == "handshake")

@@ -8,7 +8,8 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// Makes the run's server and clients for its protocol: the one place that knows that tcp, ssl
 /// and udp use an IP endpoint, uds a socket path, ssl the TLS contexts from the test
-/// certificates, and udp multicast a group.
+/// certificates, udp multicast a group, and msg a message server and clients over one of the
+/// three stream transports.
 /// </summary>
 internal sealed class PeerFactory
 {
@@ -50,10 +51,10 @@ internal sealed class PeerFactory
 
     /// <summary>The factory for <paramref name="options"/>; for ssl it loads the certificates, and throws when they cannot be found or read.</summary>
     public static PeerFactory Create(Options options) =>
-        new(options, options.Protocol == "ssl" ? TestCertificates.Locate(options.CertificateFolder) : null);
+        new(options, options.Transport == "ssl" ? TestCertificates.Locate(options.CertificateFolder) : null);
 
     /// <summary>The server a client role connects to (for udp multicast, the group it joins), as given on the command line.</summary>
-    public EndPoint Target => _options.Protocol == "uds" ? new UnixEndPointHolder(_options.EffectivePath) : Group ?? IPEndpoint;
+    public EndPoint Target => _options.Transport == "uds" ? new UnixEndPointHolder(_options.EffectivePath) : Group ?? IPEndpoint;
 
     private IPEndPoint IPEndpoint => new(IPAddress.Parse(_options.Address), _options.EffectivePort);
 
@@ -61,6 +62,8 @@ internal sealed class PeerFactory
     {
         var counters = new ServerCounters();
         var mode = ServerMode.Of(_options);
+        if (_options.Protocol == "msg")
+            return ServerHandle.Of(CreateMessageServer(mode.Echoes, counters), counters);
         return _options.Protocol switch
         {
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
@@ -69,6 +72,22 @@ internal sealed class PeerFactory
             _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, mode, counters), counters),
         };
     }
+
+    /// <summary>A message server on the run's transport: its sessions send every message back (echo), or only take multicasts.</summary>
+    private BenchMessageServer CreateMessageServer(bool echo, ServerCounters counters) => _options.Transport switch
+    {
+        "ssl" => new BenchMessageServer(_serverTls!, IPEndpoint, echo, counters),
+        "uds" => new BenchMessageServer(new UnixDomainSocketEndPoint(_options.EffectivePath), echo, counters),
+        _ => new BenchMessageServer(IPEndpoint, echo, counters),
+    };
+
+    /// <summary>A message client on the run's transport for <paramref name="target"/> (an IP endpoint, or a Unix socket path).</summary>
+    private BenchMessageClient CreateMessageClient(EndPoint target, MessageBehavior behavior) => _options.Transport switch
+    {
+        "ssl" => new BenchMessageClient(_clientTls!, (IPEndPoint)target, behavior),
+        "uds" => new BenchMessageClient(new UnixDomainSocketEndPoint(target.ToString()!), behavior),
+        _ => new BenchMessageClient((IPEndPoint)target, behavior),
+    };
 
     /// <summary>
     /// The echo server receives with OptionAutoReceive (no measurable difference from calling
@@ -95,13 +114,19 @@ internal sealed class PeerFactory
 
     /// <summary>
     /// A client of the echo, reply or multicast scenario: echo and reply clients keep MESSAGES x
-    /// SIZE bytes (udp: MESSAGES datagrams) in flight.
+    /// SIZE bytes (udp: MESSAGES datagrams, msg: MESSAGES messages) in flight.
     /// </summary>
     public ClientHandle CreateTrafficClient(EndPoint target)
     {
         var echo = _options.Scenario == "echo";
         var message = new byte[_options.Size];
         Array.Fill(message, (byte)'x');
+        if (_options.Protocol == "msg")
+        {
+            var messages = new MessageBehavior(echo ? _options.Messages : 0, message);
+            return ClientHandle.Of(CreateMessageClient(target, messages), messages);
+        }
+
         if (_options.Protocol != "udp")
         {
             ClientBehavior behavior = _options.Scenario switch

@@ -49,9 +49,13 @@ internal sealed class ClientCounters
     private long _datagramsReceived;
     private long _refills;
     private long _datagramsExpected;
+    private long _messages;
 
-    /// <summary>Bytes received.</summary>
+    /// <summary>Bytes received (not counted by msg clients, which count <see cref="Messages"/>).</summary>
     public long Received => Interlocked.Read(ref _received);
+
+    /// <summary>msg: messages received, counted one by one.</summary>
+    public long Messages => Interlocked.Read(ref _messages);
 
     public long Errors => Interlocked.Read(ref _errors);
 
@@ -74,6 +78,15 @@ internal sealed class ClientCounters
     public long DatagramsExpected => Interlocked.Read(ref _datagramsExpected);
 
     public void AddReceived(long bytes) => Interlocked.Add(ref _received, bytes);
+
+    /// <summary>
+    /// msg: one message received. Called only from the client's receive loop (OnMessage never runs
+    /// concurrently with itself), so a plain add published with a volatile write is enough: no
+    /// interlocked operation per message, which the byte-counting clients do not pay either (they
+    /// add once per received chunk). Bytes are not counted beside it: two counters read while the
+    /// loop runs would not agree with each other.
+    /// </summary>
+    public void AddMessage() => Volatile.Write(ref _messages, _messages + 1);
 
     public void AddDatagramSent() => Interlocked.Increment(ref _datagramsSent);
 
@@ -370,7 +383,7 @@ internal sealed class BenchSslServer(SslContext context, IPEndPoint endpoint, Se
 }
 
 /// <summary>A benchmark server of any transport behind one small surface.</summary>
-internal abstract class ServerHandle : IDisposable
+internal abstract partial class ServerHandle : IDisposable
 {
     private ServerHandle(ServerCounters counters) => Counters = counters;
 
@@ -465,7 +478,7 @@ internal abstract class ServerHandle : IDisposable
 /// scenarios: connect, count, and for udp echo the once-a-second refill and the final count of
 /// the datagrams still in flight.
 /// </summary>
-internal abstract class ClientHandle : IAsyncDisposable
+internal abstract partial class ClientHandle : IAsyncDisposable
 {
     private ClientHandle(ClientCounters counters) => Counters = counters;
 

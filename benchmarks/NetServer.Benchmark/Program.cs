@@ -68,8 +68,10 @@ internal static partial class Program
     private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
-        Console.WriteLine(o.Protocol == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
-        if (o.Protocol != "uds")
+        if (o.Protocol == "msg")
+            Console.WriteLine($"Transport: {o.Transport}");
+        Console.WriteLine(o.Transport == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
+        if (o.Transport != "uds")
             Console.WriteLine(o.EffectivePort == 0 ? "Server port: any free port" : $"Server port: {o.EffectivePort}");
         if (peers.CertificateFolder is not null)
             Console.WriteLine($"Certificates: {peers.CertificateFolder}");
@@ -178,9 +180,12 @@ internal static partial class Program
         var multicasting = options.Scenario == "multicast" ? MulticastLoopAsync(server, options, cts.Token) : Task.CompletedTask;
 
         // Steady state: from one second after traffic starts until the last second with traffic.
-        // A sample counts bytes, or established sessions in the handshake scenario.
+        // A sample counts bytes, or established sessions in the handshake scenario. A msg message is
+        // SIZE bytes and its 4-byte length prefix on the wire (the server does not count messages
+        // one by one: that would add work to its hot path that the other servers do not do).
         var handshakes = options.Scenario == "handshake";
-        var unit = handshakes ? 1 : options.Size;
+        var message = options.Protocol == "msg";
+        var unit = handshakes ? 1 : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
         var samples = new List<(double Time, long Count, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
@@ -236,8 +241,10 @@ internal static partial class Program
         }
         else
         {
+            var messages = (last.Count - first.Count) / unit;
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
-                options.Seconds, server.Errors, last.Time - first.Time, last.Count - first.Count, last.Allocated - first.Allocated, server.Datagrams).Print(options.Json);
+                options.Seconds, server.Errors, last.Time - first.Time, message ? messages * options.Size : last.Count - first.Count, last.Allocated - first.Allocated, server.Datagrams,
+                message ? messages : null, message ? options.Transport : null).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -274,26 +281,32 @@ internal static partial class Program
         if (!await ConnectAllAsync(clients, target, measured))
             return 1;
 
+        // msg clients count messages one by one (the data figure is then messages x size, payloads
+        // without their prefixes); the others count bytes, and messages are bytes / size.
+        var counted = options.Protocol == "msg";
         long Received() => clients.Sum(c => c.Counters.Received);
+        long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
 
         using var ticking = new CancellationTokenSource();
         var ticks = TickEverySecondAsync(clients, ticking.Token);
         var watch = Stopwatch.StartNew();
         var bytes0 = Received();
+        var messages0 = Messages();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
         var lastTime = 0.0;
-        var lastBytes = bytes0;
+        var lastMessages = messages0;
         var total = await WaitOutRunAsync(options, watch, now =>
         {
-            var bytes = Received();
+            var messages = Messages();
             var line = string.Create(CultureInfo.InvariantCulture,
-                $"progress: {now,6:F1} s  {(bytes - lastBytes) / options.Size / Math.Max(now - lastTime, 1e-9),12:F0} msg/s  errors {Errors()}");
+                $"progress: {now,6:F1} s  {(messages - lastMessages) / Math.Max(now - lastTime, 1e-9),12:F0} msg/s  errors {Errors()}");
             lastTime = now;
-            lastBytes = bytes;
+            lastMessages = messages;
             return line;
         });
         var bytes1 = Received();
+        var messages1 = Messages();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
 
         await ticking.CancelAsync();
@@ -304,7 +317,9 @@ internal static partial class Program
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
-            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total, bytes1 - bytes0, allocated1 - allocated0, datagrams);
+            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total,
+            counted ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
+            counted ? messages1 - messages0 : null, counted ? options.Transport : null);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }

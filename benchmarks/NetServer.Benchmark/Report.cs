@@ -5,7 +5,12 @@ using System.Text.Json.Serialization;
 
 namespace NetServer.Benchmark;
 
-/// <summary>The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON line.</summary>
+/// <summary>
+/// The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON
+/// line. Messages are bytes / size, except where they were counted one by one
+/// (<paramref name="CountedMessages"/>: msg, whose bytes are then messages x size, the payloads
+/// without their prefixes).
+/// </summary>
 internal sealed record Report(
     string Protocol,
     string Scenario,
@@ -19,11 +24,13 @@ internal sealed record Report(
     double TotalSeconds,
     long TotalBytes,
     long AllocatedBytes,
-    DatagramFigures? Datagrams = null)
+    DatagramFigures? Datagrams = null,
+    long? CountedMessages = null,
+    string? Transport = null)
 {
     private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
 
-    public long TotalMessages => TotalBytes / Size;
+    public long TotalMessages => CountedMessages ?? TotalBytes / Size;
 
     public double BytesPerSecond => TotalSeconds > 0 ? TotalBytes / TotalSeconds : 0;
 
@@ -55,6 +62,7 @@ internal sealed record Report(
         Console.WriteLine(JsonSerializer.Serialize(new
         {
             protocol = Protocol,
+            transport = Transport,
             scenario = Scenario,
             role = Role,
             address = Address,

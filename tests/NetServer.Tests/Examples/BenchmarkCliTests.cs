@@ -1,4 +1,5 @@
 using System;
+using System.Buffers.Binary;
 using System.Globalization;
 using System.IO;
 using System.Linq;
@@ -37,6 +38,8 @@ public sealed class BenchmarkCliTests
     [InlineData("tcp", "reply")]
     [InlineData("uds", "reply")]
     [InlineData("ssl", "reply")]
+    [InlineData("msg", "echo")]
+    [InlineData("msg", "multicast")]
     public async Task Both_roles_in_one_process_report_traffic_and_no_error(string protocol, string scenario)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "3", "-z", "1", "-q");
@@ -53,6 +56,102 @@ public sealed class BenchmarkCliTests
         Assert.Equal(bytes / 32, result.GetProperty("totalMessages").GetInt64());
         Assert.True(result.GetProperty("messagesPerSecond").GetDouble() > 0);
         Assert.True(result.GetProperty("allocatedBytesPerMessage").GetDouble() >= 0);
+    }
+
+    [Theory]
+    [InlineData("tcp", "echo")]
+    [InlineData("ssl", "echo")]
+    [InlineData("uds", "echo")]
+    [InlineData("ssl", "multicast")]
+    [InlineData("uds", "multicast")]
+    public async Task Msg_runs_over_each_stream_transport_and_counts_messages(string transport, string scenario)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout, "msg", scenario, "--transport", transport, "-c", "3", "-s", "20", "-z", "1", "-q");
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal("msg", result.GetProperty("protocol").GetString());
+        Assert.Equal(transport, result.GetProperty("transport").GetString());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var messages = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(messages > 0, "No message was counted.");
+
+        // Messages are counted one by one; the data is messages x size, without the 4-byte prefixes.
+        Assert.Equal(messages * 20, result.GetProperty("totalBytes").GetInt64());
+    }
+
+    [Fact]
+    public async Task Msg_echo_server_sends_every_message_back_whole_when_frames_split_across_writes()
+    {
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "msg", "echo", "--role", "server", "-p", "0", "-z", "0", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+
+        // 300 length-prefixed messages of 0 to 99 bytes, written in pieces of 1 to 70 bytes; each
+        // answer is the same frame (the server sends the message back as a message of its own).
+        using var timeout = new CancellationTokenSource(s_timeout);
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), timeout.Token);
+        var stream = new MemoryStream();
+        for (var i = 0; i < 300; i++)
+        {
+            var length = i * 37 % 100;
+            var prefix = new byte[4];
+            BinaryPrimitives.WriteInt32LittleEndian(prefix, length);
+            stream.Write(prefix);
+            stream.Write(Enumerable.Range(0, length).Select(b => (byte)(b + i)).ToArray());
+        }
+
+        var sent = stream.ToArray();
+        var random = new Random(11);
+        var sending = Task.Run(async () =>
+        {
+            for (var written = 0; written < sent.Length;)
+            {
+                var piece = Math.Min(random.Next(1, 71), sent.Length - written);
+                await socket.SendAsync(sent.AsMemory(written, piece), SocketFlags.None, timeout.Token);
+                written += piece;
+            }
+        });
+        var received = new byte[sent.Length];
+        for (var read = 0; read < received.Length;)
+        {
+            var n = await socket.ReceiveAsync(received.AsMemory(read), SocketFlags.None, timeout.Token);
+            Assert.True(n > 0, "The server closed the connection.");
+            read += n;
+        }
+
+        await sending.WaitAsync(s_timeout);
+        Assert.Equal(sent, received);
+    }
+
+    [Fact]
+    public async Task Our_msg_client_drives_any_server_that_sends_its_frames_back()
+    {
+        // A byte echo server returns every frame whole, so it answers msg echo as a message server would.
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var stop = new CancellationTokenSource();
+        var serving = EchoAllAsync(listener, secure: false, stop.Token);
+        try
+        {
+            var port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+            await using var client = ProgramProcess.Start(Cli, s_timeout,
+                "msg", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-m", "50", "-s", "16", "-z", "1", "-q");
+            var result = await ResultAsync(client);
+            Assert.Equal(0, await client.WaitForExitAsync());
+            Assert.Equal("client", result.GetProperty("role").GetString());
+            Assert.Equal(0, result.GetProperty("errors").GetInt64());
+            var messages = result.GetProperty("totalMessages").GetInt64();
+            Assert.True(messages > 2 * 50, $"The client counted only {messages} messages.");
+            Assert.Equal(messages * 16, result.GetProperty("totalBytes").GetInt64());
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            listener.Close();
+            await serving.WaitAsync(s_timeout);
+        }
     }
 
     [Theory]
@@ -179,6 +278,7 @@ public sealed class BenchmarkCliTests
     [InlineData("tcp")]
     [InlineData("ssl")]
     [InlineData("udp")]
+    [InlineData("msg")]
     public async Task Server_and_client_roles_run_as_separate_processes(string protocol)
     {
         using var certificates = new CertificateFolder();
@@ -362,6 +462,9 @@ public sealed class BenchmarkCliTests
     [InlineData("udp has no handshake", "udp", "handshake")]
     [InlineData("udp has no reply", "udp", "reply")]
     [InlineData("udp has no latency", "udp", "latency")]
+    [InlineData("msg has no reply", "msg", "reply")]
+    [InlineData("Unknown transport", "msg", "echo", "--transport", "udp")]
+    [InlineData("--transport is for msg", "tcp", "echo", "--transport", "ssl")]
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
     [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)

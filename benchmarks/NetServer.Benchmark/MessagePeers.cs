@@ -1,0 +1,202 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace NetServer.Benchmark;
+
+/// <summary>
+/// The msg client side, for the message API both ways: echo sends <c>initial</c> messages once
+/// connected, then sends every message it receives back as a message of its own (one message each
+/// way per echo); multicast (<c>initial</c> 0) only counts. Messages are counted one by one.
+/// </summary>
+internal sealed class MessageBehavior(int initial, byte[] message)
+{
+    public ClientCounters Counters { get; } = new();
+
+    public void Connected(MessageProtocol client)
+    {
+        for (var i = 0; i < initial; i++)
+            client.SendAsync(message.AsSpan());
+    }
+
+    public void Received(MessageProtocol client, ReadOnlySpan<byte> received)
+    {
+        Counters.AddMessage();
+        if (initial > 0)
+            client.SendAsync(received);
+    }
+
+    /// <summary>A client only ends its connection itself, when the run is over: any other end is a failure.</summary>
+    public void Disconnected(DisconnectReason reason, Exception? detail)
+    {
+        if (reason is DisconnectReason.LocalDisconnect or DisconnectReason.Disposed)
+            return;
+        Counters.AddError();
+        ErrorText.Print($"client disconnected: {MessagePeers.Describe(reason, detail)}");
+    }
+}
+
+/// <summary>A <see cref="MessageClient"/> (TCP, TLS or Unix socket, by constructor) that hands its messages to a <see cref="MessageBehavior"/>.</summary>
+internal sealed class BenchMessageClient : MessageClient
+{
+    private readonly MessageBehavior _behavior;
+
+    public BenchMessageClient(IPEndPoint endpoint, MessageBehavior behavior)
+        : base(endpoint) => _behavior = Configure(behavior);
+
+    public BenchMessageClient(SslContext context, IPEndPoint endpoint, MessageBehavior behavior)
+        : base(context, endpoint) => _behavior = Configure(behavior);
+
+    public BenchMessageClient(UnixDomainSocketEndPoint endpoint, MessageBehavior behavior)
+        : base(endpoint) => _behavior = Configure(behavior);
+
+    protected override void OnConnected()
+    {
+        base.OnConnected();
+        _behavior.Connected(this);
+    }
+
+    protected override void OnMessage(ReadOnlySpan<byte> message) => _behavior.Received(this, message);
+
+    protected override void OnDisconnected(DisconnectReason reason)
+    {
+        base.OnDisconnected(reason);
+        _behavior.Disconnected(reason, Connection?.DisconnectException);
+    }
+
+    /// <summary>Nagle off, as on the tcp and ssl clients (the transport client takes it for the next connect).</summary>
+    private MessageBehavior Configure(MessageBehavior behavior)
+    {
+        if (Transport is TcpClientBase tcp)
+            tcp.OptionNoDelay = true;
+        return behavior;
+    }
+}
+
+/// <summary>A <see cref="MessageServer"/> whose sessions send every message back (echo) or only take multicasts.</summary>
+internal sealed class BenchMessageServer : MessageServer
+{
+    private readonly bool _echo;
+    private readonly ServerCounters _counters;
+
+    public BenchMessageServer(EndPoint endpoint, bool echo, ServerCounters counters)
+        : base(endpoint) => (_echo, _counters) = (echo, counters);
+
+    public BenchMessageServer(SslContext context, IPEndPoint endpoint, bool echo, ServerCounters counters)
+        : base(context, endpoint) => (_echo, _counters) = (echo, counters);
+
+    protected override MessageSession CreateSession() => new BenchMessageSession(this, _echo, _counters);
+
+    protected override void OnError(SocketError error) => _counters.AddError(error);
+}
+
+internal sealed class BenchMessageSession(MessageServer server, bool echo, ServerCounters counters) : MessageSession(server)
+{
+    protected override void OnConnected()
+    {
+        // MessageServer has no OptionNoDelay (its TCP server underneath is not exposed): set Nagle
+        // off on the accepted socket, as the tcp and ssl servers do with OptionNoDelay.
+        if (Connection?.Socket is { ProtocolType: ProtocolType.Tcp } socket)
+            socket.NoDelay = true;
+        counters.AddEstablished();
+    }
+
+    protected override void OnMessage(ReadOnlySpan<byte> message)
+    {
+        if (echo)
+            SendAsync(message);
+    }
+
+    protected override void OnDisconnected(DisconnectReason reason)
+    {
+        base.OnDisconnected(reason);
+
+        // Clients close (or reset, with echoes unread) when their run is over, and Stop ends the rest.
+        if (reason is not (DisconnectReason.PeerClosed or DisconnectReason.ConnectionReset or DisconnectReason.LocalDisconnect
+            or DisconnectReason.ServerStopped or DisconnectReason.Disposed))
+            counters.AddError($"session disconnected: {MessagePeers.Describe(reason, Connection?.DisconnectException)}");
+    }
+}
+
+internal static class MessagePeers
+{
+    public static string Describe(DisconnectReason reason, Exception? detail) =>
+        detail is null ? $"{reason}" : $"{reason} ({detail.GetType().Name}: {ErrorText.Describe(detail)})";
+}
+
+internal abstract partial class ServerHandle
+{
+    public static ServerHandle Of(MessageServer server, ServerCounters counters) => new Message(server, counters);
+
+    /// <summary>
+    /// A message server. Its <c>Multicast</c> does not wait for slow sessions (one whose send queue
+    /// is over its limit is disconnected), so this handle waits while any session has more than
+    /// <see cref="MulticastBacklog"/> bytes queued, looking every <see cref="MulticastCheck"/>
+    /// messages: the backpressure the stream servers' <c>MulticastAsync</c> gives.
+    /// </summary>
+    private sealed class Message(MessageServer server, ServerCounters counters) : ServerHandle(counters)
+    {
+        // A quarter of the default 4 MiB send limit; 1024 messages between looks add at most 1024 x (SIZE + 4) bytes.
+        private const long MulticastBacklog = StreamConnection.DefaultSendBufferLimit / 4;
+        private const int MulticastCheck = 1024;
+
+        private int _sinceCheck;
+
+        public override EndPoint Endpoint => server.Endpoint;
+
+        public override long BytesReceived => server.BytesReceived;
+
+        public override long BytesSent => server.BytesSent;
+
+        public override long ConnectedSessions => server.ConnectedSessions;
+
+        public override bool Start() => server.Start();
+
+        public override bool Stop() => server.Stop();
+
+        public override async ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token)
+        {
+            if (++_sinceCheck >= MulticastCheck)
+            {
+                _sinceCheck = 0;
+                while (IsBacklogged())
+                    await Task.Delay(1, token);
+            }
+
+            return server.Multicast(message.Span);
+        }
+
+        public override void Dispose() => server.Dispose();
+
+        private bool IsBacklogged()
+        {
+            foreach (var session in server.Sessions)
+            {
+                if (session.BytesPending > MulticastBacklog)
+                    return true;
+            }
+
+            return false;
+        }
+    }
+}
+
+internal abstract partial class ClientHandle
+{
+    public static ClientHandle Of(MessageClient client, MessageBehavior behavior) => new Message(client, behavior.Counters);
+
+    private sealed class Message(MessageClient client, ClientCounters counters) : ClientHandle(counters)
+    {
+        public override string? Failure => client.IsConnected ? null : $"{client.DisconnectReason}";
+
+        public override Task ConnectAsync(CancellationToken token) => client.ConnectAsync(token);
+
+        public override async ValueTask DisposeAsync()
+        {
+            await client.DisconnectAsync();
+            client.Dispose();
+        }
+    }
+}
