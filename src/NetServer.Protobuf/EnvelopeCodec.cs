@@ -65,6 +65,16 @@ public static class EnvelopeCodec
         WriteCorrelation(output, request.RequestId, ProtoFlags.Response);
     }
 
+    /// <summary>As <see cref="WriteReplyHead(IBufferWriter{byte}, in ProtoMessage)"/>, for a request kept as an owned copy (a reply sent later).</summary>
+    internal static void WriteReplyHead(IBufferWriter<byte> output, MessageEnvelope request)
+    {
+        WriteIds(output, Guid.NewGuid(), request.To, request.From);
+        if (!string.IsNullOrEmpty(request.Header))
+            WireFormat.WriteStringField(output, EnvelopeFields.Header, request.Header!);
+        WireFormat.WriteVarintField(output, EnvelopeFields.Timestamp, (ulong)DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
+        WriteCorrelation(output, request.RequestId, ProtoFlags.Response);
+    }
+
     internal static void WritePayload(IBufferWriter<byte> output, ReadOnlySpan<byte> payload)
     {
         if (!payload.IsEmpty)

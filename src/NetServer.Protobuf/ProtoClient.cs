@@ -72,6 +72,12 @@ public class ProtoClient : MessageClient
     /// <summary>Answers a request of the server with an envelope of your own (the request's id and the reply flag added).</summary>
     public bool Reply(in ProtoMessage request, MessageEnvelope reply) => _channel.Reply(in request, reply);
 
+    /// <summary>Answers a request kept as an owned copy (<see cref="ProtoMessage.ToEnvelope"/>), later or from another thread, with <paramref name="payload"/>.</summary>
+    public bool Reply<T>(MessageEnvelope request, T payload) => _channel.Reply(request, payload);
+
+    /// <summary>Answers a request kept as an owned copy with an envelope of your own (the request's id and the reply flag added).</summary>
+    public bool Reply(MessageEnvelope request, MessageEnvelope reply) => _channel.Reply(request, reply);
+
     /// <summary>Sends <paramref name="request"/> (its own payload) and awaits the reply, an owned copy (outcomes as <see cref="RequestAsync{TRequest, TResponse}"/>).</summary>
     public Task<MessageEnvelope> RequestAsync(MessageEnvelope request, TimeSpan timeout, CancellationToken cancellationToken = default) =>
         _channel.RequestAsync<object?, MessageEnvelope>(request, null, typed: false, ReplyReaders.Envelope, timeout, cancellationToken);

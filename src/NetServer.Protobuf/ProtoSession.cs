@@ -55,6 +55,12 @@ public class ProtoSession : MessageSession
     /// <summary>Answers <paramref name="request"/> with an envelope of your own (its fields as given, the request's id and the reply flag added).</summary>
     public bool Reply(in ProtoMessage request, MessageEnvelope reply) => _channel.Reply(in request, reply);
 
+    /// <summary>Answers a request kept as an owned copy (<see cref="ProtoMessage.ToEnvelope"/>), later or from another thread, with <paramref name="payload"/>.</summary>
+    public bool Reply<T>(MessageEnvelope request, T payload) => _channel.Reply(request, payload);
+
+    /// <summary>Answers a request kept as an owned copy with an envelope of your own (the request's id and the reply flag added).</summary>
+    public bool Reply(MessageEnvelope request, MessageEnvelope reply) => _channel.Reply(request, reply);
+
     /// <summary>
     /// Sends <paramref name="request"/> (its own payload) to the peer and awaits the reply, an owned
     /// copy. See <see cref="RequestAsync{TRequest, TResponse}"/> for the outcomes.

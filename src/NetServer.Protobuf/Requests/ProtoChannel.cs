@@ -79,6 +79,25 @@ internal sealed class ProtoChannel(MessageProtocol owner)
         return writer.Commit();
     }
 
+    public bool Reply<T>(MessageEnvelope request, T payload)
+    {
+        RequestIdOf(request);
+        using var writer = owner.BeginMessage(HeadSizeHint);
+        EnvelopeCodec.WriteReplyHead(writer, request);
+        EnvelopeCodec.WritePayload(writer, payload);
+        return writer.Commit();
+    }
+
+    public bool Reply(MessageEnvelope request, MessageEnvelope reply)
+    {
+        Guard.NotNull(reply, nameof(reply));
+        var requestId = RequestIdOf(request);
+        using var writer = owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
+        EnvelopeCodec.WriteHead(writer, reply, requestId, (reply.Flags & ~ProtoFlags.Request) | ProtoFlags.Response);
+        EnvelopeCodec.WritePayload(writer, reply.Payload.Span);
+        return writer.Commit();
+    }
+
     public bool ReplyBytes(in ProtoMessage request, ReadOnlySpan<byte> payload)
     {
         RequestIdOf(in request);
@@ -151,10 +170,18 @@ internal sealed class ProtoChannel(MessageProtocol owner)
         ? $"Request {id} was not sent: the connection's send limit refused it."
         : $"Request {id} was not sent: not connected.");
 
-    private static ulong RequestIdOf(in ProtoMessage request)
+    private static ulong RequestIdOf(in ProtoMessage request) => RequestIdOf(request.Flags, request.RequestId);
+
+    private static ulong RequestIdOf(MessageEnvelope request)
     {
-        if (!request.IsRequest || request.RequestId == 0)
-            throw new ArgumentException("The message is not a request (no request flag, or request id 0): there is nobody waiting for a reply.", nameof(request));
-        return request.RequestId;
+        Guard.NotNull(request, nameof(request));
+        return RequestIdOf(request.Flags, request.RequestId);
+    }
+
+    private static ulong RequestIdOf(ProtoFlags flags, ulong requestId)
+    {
+        if ((flags & ProtoFlags.Request) == 0 || requestId == 0)
+            throw new ArgumentException("The message is not a request (no request flag, or request id 0): there is nobody waiting for a reply.");
+        return requestId;
     }
 }

@@ -53,6 +53,21 @@ internal sealed class RequestTable
         }
     }
 
+    /// <summary>Entries waiting to be reused whose deadline is still armed (for tests: always 0).</summary>
+    internal int ArmedFreeCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                var armed = 0;
+                foreach (var entry in _free)
+                    armed += entry.IsArmed ? 1 : 0;
+                return armed;
+            }
+        }
+    }
+
     /// <summary>Registers a request: a new correlation id, its deadline armed, its token watched.</summary>
     public Task<T> Start<T>(ReplyReader<T> reader, TimeSpan timeout, CancellationToken cancellationToken, out ulong id)
     {

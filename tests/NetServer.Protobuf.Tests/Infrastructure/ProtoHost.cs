@@ -1,0 +1,180 @@
+using System;
+using System.IO;
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Protobuf.Tests.Infrastructure;
+
+public enum Transport
+{
+    Tcp,
+    Uds,
+    Ssl,
+}
+
+/// <summary>Theory data: every stream transport.</summary>
+public static class Transports
+{
+    public static TheoryData<Transport> All => new() { Transport.Tcp, Transport.Uds, Transport.Ssl };
+}
+
+/// <summary>What a test's server session does with a received envelope (the message is valid only during the call).</summary>
+public delegate void EnvelopeHandler(ScriptSession session, in ProtoMessage message);
+
+/// <summary>A server session that runs a test's delegates.</summary>
+public sealed class ScriptSession(ProtoServer server, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected) : ProtoSession(server)
+{
+    public DisconnectReason? Reason { get; private set; }
+
+    public Exception? DisconnectException { get; private set; }
+
+    protected override void OnMessage(in ProtoMessage message) => handler?.Invoke(this, in message);
+
+    protected override void OnDisconnected(DisconnectReason reason)
+    {
+        DisconnectException = Connection?.DisconnectException;
+        Reason = reason;
+        base.OnDisconnected(reason);
+        disconnected?.Invoke(this, reason);
+    }
+}
+
+/// <summary>
+/// A <see cref="ProtoServer"/> on TCP, a Unix domain socket or TLS, built through the package's
+/// public constructors only (loopback port 0, a unique socket path, the in-process test certificates).
+/// </summary>
+public sealed class ProtoHost : ProtoServer
+{
+    private readonly EnvelopeHandler? _handler;
+    private readonly Action<ScriptSession, DisconnectReason>? _disconnected;
+
+    private ProtoHost(EndPoint endpoint, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected)
+        : base(endpoint)
+    {
+        _handler = handler;
+        _disconnected = disconnected;
+    }
+
+    private ProtoHost(SslContext context, EndPoint endpoint, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected)
+        : base(context, endpoint)
+    {
+        _handler = handler;
+        _disconnected = disconnected;
+    }
+
+    public Transport Kind { get; private init; }
+
+    public string? SocketPath { get; private init; }
+
+    /// <summary>A started server of <paramref name="kind"/> whose sessions run <paramref name="handler"/>.</summary>
+    public static ProtoHost Start(Transport kind, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected = null)
+    {
+        var loopback = new IPEndPoint(IPAddress.Loopback, 0);
+        var path = Path.Combine(Path.GetTempPath(), $"ns-proto-{Guid.NewGuid():N}.sock");
+        var host = kind switch
+        {
+            Transport.Tcp => new ProtoHost(loopback, handler, disconnected) { Kind = kind },
+            Transport.Ssl => new ProtoHost(TestCertificates.ServerContext(), loopback, handler, disconnected) { Kind = kind },
+            _ => new ProtoHost(new UnixDomainSocketEndPoint(path), handler, disconnected) { Kind = kind, SocketPath = path },
+        };
+        Assert.True(host.Start(), "the server did not start");
+        return host;
+    }
+
+    /// <summary>A client of this server over its transport (TLS: validating the server against the test CA).</summary>
+    public T CreateClient<T>(Func<EndPoint, T> plain, Func<SslContext, EndPoint, T> secure) => Kind switch
+    {
+        Transport.Tcp => plain(Endpoint),
+        Transport.Ssl => secure(TestCertificates.ClientContext(), Endpoint),
+        _ => plain(new UnixDomainSocketEndPoint(SocketPath!)),
+    };
+
+    /// <summary>A plain <see cref="ProtoClient"/> of this server, connected.</summary>
+    public async Task<ProtoClient> ConnectAsync()
+    {
+        var client = CreateClient(e => new ProtoClient(e), (c, e) => new ProtoClient(c, e));
+        Assert.True(await client.ConnectAsync().WaitAsync(Wait.Default), "the client did not connect");
+        return client;
+    }
+
+    /// <summary>A raw byte stream to this server (over TLS an <see cref="SslStream"/> that checks the server certificate's issuer).</summary>
+    public async Task<Stream> ConnectRawAsync()
+    {
+        var socket = Kind == Transport.Uds
+            ? new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
+            : new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(Kind == Transport.Uds ? new UnixDomainSocketEndPoint(SocketPath!) : Endpoint).WaitAsync(Wait.Default);
+        var stream = new NetworkStream(socket, ownsSocket: true);
+        if (Kind != Transport.Ssl)
+            return stream;
+        var tls = new SslStream(stream);
+        await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+        {
+            TargetHost = "localhost",
+            RemoteCertificateValidationCallback = static (_, certificate, _, _) =>
+                certificate is not null && new X509Certificate2(certificate).Issuer == TestCertificates.Authority.Subject,
+        }).WaitAsync(Wait.Default);
+        return tls;
+    }
+
+    protected override ProtoSession CreateProtoSession() => new ScriptSession(this, _handler, _disconnected);
+
+    protected override void Dispose(bool disposing)
+    {
+        base.Dispose(disposing);
+        if (SocketPath is not null)
+            File.Delete(SocketPath);
+    }
+}
+
+/// <summary>Bounded waits, so a broken build fails in seconds instead of hanging.</summary>
+public static class Wait
+{
+    public static readonly TimeSpan Default = TimeSpan.FromSeconds(15);
+
+    public static async Task UntilAsync(Func<bool> condition, Func<string> what, TimeSpan? timeout = null)
+    {
+        var limit = DateTime.UtcNow + (timeout ?? Default);
+        while (!condition())
+        {
+            if (DateTime.UtcNow > limit)
+                Assert.Fail($"Timed out waiting for: {what()}");
+            await Task.Delay(5);
+        }
+    }
+
+    /// <summary>Reads exactly <paramref name="count"/> bytes (bounded).</summary>
+    public static async Task<byte[]> ReadExactlyAsync(Stream stream, int count)
+    {
+        var buffer = new byte[count];
+        using var cts = new CancellationTokenSource(Default);
+        await stream.ReadExactlyAsync(buffer, cts.Token);
+        return buffer;
+    }
+
+    /// <summary>Reads until the peer closes (bounded); returns the number of bytes read.</summary>
+    public static async Task<int> ReadToEndAsync(Stream stream)
+    {
+        using var cts = new CancellationTokenSource(Default);
+        var buffer = new byte[4096];
+        var total = 0;
+        try
+        {
+            int n;
+            while ((n = await stream.ReadAsync(buffer, cts.Token)) > 0)
+                total += n;
+        }
+        catch (IOException)
+        {
+            // A reset is an end too.
+        }
+
+        return total;
+    }
+}
