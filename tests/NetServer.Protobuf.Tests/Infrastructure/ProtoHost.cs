@@ -11,7 +11,7 @@ using Xunit;
 
 namespace NetServer.Protobuf.Tests.Infrastructure;
 
-public enum Transport
+public enum TransportKind
 {
     Tcp,
     Uds,
@@ -21,7 +21,7 @@ public enum Transport
 /// <summary>Theory data: every stream transport.</summary>
 public static class Transports
 {
-    public static TheoryData<Transport> All => new() { Transport.Tcp, Transport.Uds, Transport.Ssl };
+    public static TheoryData<TransportKind> All => new() { TransportKind.Tcp, TransportKind.Uds, TransportKind.Ssl };
 }
 
 /// <summary>What a test's server session does with a received envelope (the message is valid only during the call).</summary>
@@ -68,19 +68,19 @@ public sealed class ProtoHost : ProtoServer
         _disconnected = disconnected;
     }
 
-    public Transport Kind { get; private init; }
+    public TransportKind Kind { get; private init; }
 
     public string? SocketPath { get; private init; }
 
     /// <summary>A started server of <paramref name="kind"/> whose sessions run <paramref name="handler"/>.</summary>
-    public static ProtoHost Start(Transport kind, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected = null)
+    public static ProtoHost Start(TransportKind kind, EnvelopeHandler? handler, Action<ScriptSession, DisconnectReason>? disconnected = null)
     {
         var loopback = new IPEndPoint(IPAddress.Loopback, 0);
         var path = Path.Combine(Path.GetTempPath(), $"ns-proto-{Guid.NewGuid():N}.sock");
         var host = kind switch
         {
-            Transport.Tcp => new ProtoHost(loopback, handler, disconnected) { Kind = kind },
-            Transport.Ssl => new ProtoHost(TestCertificates.ServerContext(), loopback, handler, disconnected) { Kind = kind },
+            TransportKind.Tcp => new ProtoHost(loopback, handler, disconnected) { Kind = kind },
+            TransportKind.Ssl => new ProtoHost(TestCertificates.ServerContext(), loopback, handler, disconnected) { Kind = kind },
             _ => new ProtoHost(new UnixDomainSocketEndPoint(path), handler, disconnected) { Kind = kind, SocketPath = path },
         };
         Assert.True(host.Start(), "the server did not start");
@@ -90,8 +90,8 @@ public sealed class ProtoHost : ProtoServer
     /// <summary>A client of this server over its transport (TLS: validating the server against the test CA).</summary>
     public T CreateClient<T>(Func<EndPoint, T> plain, Func<SslContext, EndPoint, T> secure) => Kind switch
     {
-        Transport.Tcp => plain(Endpoint),
-        Transport.Ssl => secure(TestCertificates.ClientContext(), Endpoint),
+        TransportKind.Tcp => plain(Endpoint),
+        TransportKind.Ssl => secure(TestCertificates.ClientContext(), Endpoint),
         _ => plain(new UnixDomainSocketEndPoint(SocketPath!)),
     };
 
@@ -106,12 +106,12 @@ public sealed class ProtoHost : ProtoServer
     /// <summary>A raw byte stream to this server (over TLS an <see cref="SslStream"/> that checks the server certificate's issuer).</summary>
     public async Task<Stream> ConnectRawAsync()
     {
-        var socket = Kind == Transport.Uds
+        var socket = Kind == TransportKind.Uds
             ? new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
             : new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        await socket.ConnectAsync(Kind == Transport.Uds ? new UnixDomainSocketEndPoint(SocketPath!) : Endpoint).WaitAsync(Wait.Default);
+        await socket.ConnectAsync(Kind == TransportKind.Uds ? new UnixDomainSocketEndPoint(SocketPath!) : Endpoint).WaitAsync(Wait.Default);
         var stream = new NetworkStream(socket, ownsSocket: true);
-        if (Kind != Transport.Ssl)
+        if (Kind != TransportKind.Ssl)
             return stream;
         var tls = new SslStream(stream);
         await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
