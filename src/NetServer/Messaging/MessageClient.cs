@@ -144,7 +144,7 @@ public partial class MessageClient : MessageProtocol, IDisposable
     {
     }
 
-    /// <summary>Called once when a connection ended, with the reason (a failed connect reports through <see cref="ConnectAsync"/>'s result instead).</summary>
+    /// <summary>Called once when a connection ended, with the reason (a failed connect is reported by <see cref="ConnectAsync"/>, which throws, instead).</summary>
     protected internal override void OnDisconnected(DisconnectReason reason)
     {
     }
