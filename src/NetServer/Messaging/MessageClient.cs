@@ -78,7 +78,11 @@ public partial class MessageClient : MessageProtocol, IDisposable
     /// <summary>Connects (and over TLS, handshakes), blocking; false on failure.</summary>
     public virtual bool Connect() => _client.Connect();
 
-    /// <summary>Connects (and over TLS, handshakes); true once connected, false on failure.</summary>
+    /// <summary>Connects (and over TLS, handshakes); completes once the client is ready to send and receive messages.</summary>
+    /// <returns>True once connected; false if already connected or connecting.</returns>
+    /// <exception cref="SocketException">The connect failed.</exception>
+    /// <exception cref="System.Security.Authentication.AuthenticationException">The TLS handshake failed: the handshake's own exception is rethrown (usually this one; a <see cref="TimeoutException"/> when it took too long).</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired before the connection was up.</exception>
     public virtual Task<bool> ConnectAsync(CancellationToken cancellationToken = default) => _client.ConnectAsync(cancellationToken);
 
     /// <summary>Disconnects gracefully (queued messages are still sent) and returns after OnDisconnected; false if not connected.</summary>
@@ -140,7 +144,7 @@ public partial class MessageClient : MessageProtocol, IDisposable
     {
     }
 
-    /// <summary>Called once when a connection ended, with the reason (a failed connect reports through <see cref="ConnectAsync"/>'s result instead).</summary>
+    /// <summary>Called once when a connection ended, with the reason (a failed connect is reported by <see cref="ConnectAsync"/>, which throws, instead).</summary>
     protected internal override void OnDisconnected(DisconnectReason reason)
     {
     }

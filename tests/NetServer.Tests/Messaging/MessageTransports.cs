@@ -99,3 +99,45 @@ public sealed class EchoMessageSession(MessageServer server) : MessageSession(se
 {
     protected override void OnMessage(ReadOnlySpan<byte> message) => SendAsync(message);
 }
+
+/// <summary>
+/// Message payloads that say who sent them: sender id and sequence number (two int32), then a
+/// filler that depends on both (<see cref="Framing.FillerByte"/>), so a torn, mixed or reordered
+/// message shows up when checked.
+/// </summary>
+internal static class TaggedPayload
+{
+    public const int MinLength = Framing.MinPayload;
+
+    public static byte[] Create(int sender, int sequence, int length)
+    {
+        var payload = new byte[length];
+        Fill(payload, sender, sequence);
+        return payload;
+    }
+
+    public static void Fill(Span<byte> payload, int sender, int sequence)
+    {
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(payload, sender);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(payload[4..], sequence);
+        for (var i = MinLength; i < payload.Length; i++)
+            payload[i] = Framing.FillerByte(sender, sequence, i - MinLength);
+    }
+
+    /// <summary>Null when <paramref name="payload"/> is intact, else what is wrong with it.</summary>
+    public static string? Verify(ReadOnlySpan<byte> payload, out int sender, out int sequence)
+    {
+        sender = sequence = -1;
+        if (payload.Length < MinLength)
+            return $"a message of {payload.Length} bytes, shorter than its tag";
+        sender = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(payload);
+        sequence = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(payload[4..]);
+        for (var i = MinLength; i < payload.Length; i++)
+        {
+            if (payload[i] != Framing.FillerByte(sender, sequence, i - MinLength))
+                return $"message {sequence} of sender {sender} ({payload.Length} bytes) is corrupted at byte {i}";
+        }
+
+        return null;
+    }
+}
