@@ -32,8 +32,23 @@ public class MessageProtocol : StreamProtocol
     // Messages up to this size (with their prefix) are framed on the stack and sent as one span.
     private const int StackFrame = 1024;
 
+    // The answers of one delivery: messages up to StackFrame sent from OnMessage on the delivering
+    // thread are framed into one pooled batch and handed to the connection as one send when the
+    // delivery ends (or the batch is full, or the thread sends or closes otherwise): one engine send
+    // per delivery instead of one per message.
+    private const int BatchSize = 64 * 1024;
+
+    [ThreadStatic]
+    private static MessageProtocol? t_delivering;
+
     private MessageReader _reader;
     private int _maxMessageSize = DefaultMaxMessageSize;
+    private byte[]? _batch;
+    private int _batched;
+    private bool _batchWaiting; // a batch had to wait for room: no more batching in this delivery
+
+    /// <summary>Batch memory is held (between deliveries it never is), for tests.</summary>
+    internal bool HoldsBatch => _batch is not null;
 
     /// <summary>
     /// The largest message accepted from the peer, in bytes (default 16 MiB, at most
@@ -67,6 +82,27 @@ public class MessageProtocol : StreamProtocol
         var connection = Connection;
         if (connection is null)
             return data.Length;
+        var outer = t_delivering;
+        t_delivering = this;
+        try
+        {
+            return Deliver(connection, data);
+        }
+        finally
+        {
+            t_delivering = outer;
+            SendBatch(connection);
+            _batchWaiting = false;
+            if (_batch is { } batch)
+            {
+                _batch = null; // an idle connection holds no batch memory
+                ArrayPool<byte>.Shared.Return(batch);
+            }
+        }
+    }
+
+    private int Deliver(StreamConnection connection, ReadOnlySpan<byte> data)
+    {
         var retention = connection.ReceiveRetentionLimit;
         var consumed = 0;
         while (true)
@@ -144,6 +180,8 @@ public class MessageProtocol : StreamProtocol
         var connection = Connection;
         if (connection is null)
             return false;
+        if (message.Length <= StackFrame - HeaderSize && ReferenceEquals(t_delivering, this) && !_batchWaiting)
+            return Batch(connection, message);
         if (message.Length <= StackFrame - HeaderSize)
         {
             Span<byte> frame = stackalloc byte[HeaderSize + message.Length];
@@ -155,6 +193,70 @@ public class MessageProtocol : StreamProtocol
         using var writer = BeginMessage(message.Length);
         writer.Write(message);
         return writer.Commit();
+    }
+
+    /// <summary>Sends the batched answers of this delivery, if any, when called on the delivering thread.</summary>
+    internal override void FlushHeld()
+    {
+        if (_batched > 0 && ReferenceEquals(t_delivering, this) && Connection is { } connection)
+            SendBatch(connection);
+    }
+
+    /// <summary>Sends the batch of the protocol delivering on this thread (a multicast from inside OnMessage keeps its order after the answers before it).</summary>
+    internal static void FlushDelivering() => t_delivering?.FlushHeld();
+
+    private bool Batch(StreamConnection connection, ReadOnlySpan<byte> message)
+    {
+        var frame = HeaderSize + message.Length;
+        if (_batched + frame > BatchSize)
+        {
+            if (!SendBatch(connection))
+                return false;
+            if (_batchWaiting)
+                return SendAsync(message); // the batch waits for room: this one meets the send limit on its own
+        }
+
+        var batch = _batch ??= ArrayPool<byte>.Shared.Rent(BatchSize);
+        BinaryPrimitives.WriteInt32LittleEndian(batch.AsSpan(_batched), message.Length);
+        message.CopyTo(batch.AsSpan(_batched + HeaderSize));
+        _batched += frame;
+        return true;
+    }
+
+    /// <summary>
+    /// Hands the batch to the connection as one send. One that does not fit under the send limit
+    /// waits for room (its messages were accepted: none is dropped) and keeps its memory until sent;
+    /// the rest of the delivery then sends message by message, each meeting the limit itself.
+    /// </summary>
+    private bool SendBatch(StreamConnection connection)
+    {
+        var length = _batched;
+        if (length == 0)
+            return true;
+        _batched = 0;
+        var batch = _batch!;
+        var sending = connection.SendAsync(new ReadOnlyMemory<byte>(batch, 0, length), CancellationToken.None);
+        if (sending.IsCompleted)
+            return sending.IsCompletedSuccessfully && sending.Result;
+        _batch = null;
+        _batchWaiting = true;
+        _ = ReturnWhenSentAsync(sending, batch);
+        return true;
+    }
+
+    private static async Task ReturnWhenSentAsync(ValueTask<bool> sending, byte[] batch)
+    {
+        try
+        {
+            await sending.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(batch);
+        }
     }
 
     /// <summary>Sends the parts of <paramref name="message"/> as one message (a header and a body, say), never interleaved with another send.</summary>

@@ -129,6 +129,7 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(ReadOnlySpan<byte> message)
     {
+        MessageProtocol.FlushDelivering(); // answers sent before it from this OnMessage go first
         if (message.Length <= 1024)
         {
             Span<byte> frame = stackalloc byte[MessageProtocol.HeaderSize + message.Length];

@@ -136,6 +136,7 @@ public abstract partial class StreamConnection
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was queued.</exception>
     public ValueTask<bool> SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
     {
+        FlushProtocol();
         if (cancellationToken.IsCancellationRequested)
             return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
         var connection = CurrentConnection;
@@ -177,6 +178,7 @@ public abstract partial class StreamConnection
     /// <returns>True if the message was accepted; false if not connected or the send limit refused it.</returns>
     public bool SendAsync(ReadOnlySequence<byte> buffer)
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         if (connection is null)
             return false;
@@ -194,6 +196,7 @@ public abstract partial class StreamConnection
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was queued.</exception>
     public ValueTask<bool> SendAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
     {
+        FlushProtocol();
         if (cancellationToken.IsCancellationRequested)
             return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
         var connection = CurrentConnection;
@@ -220,6 +223,7 @@ public abstract partial class StreamConnection
     /// <param name="sizeHint">Bytes the message will probably need (0: <see cref="OptionSendBufferSize"/>, at most 16 KiB; more is taken as the message grows).</param>
     public SendWriter BeginSend(int sizeHint = 0)
     {
+        FlushProtocol();
         if (sizeHint < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), "The size hint cannot be negative.");
         var connection = CurrentConnection;
@@ -241,8 +245,16 @@ public abstract partial class StreamConnection
 
     // --- Cores ---
 
+    /// <summary>
+    /// Lets the protocol hand over sends it holds back on this thread (a message protocol batches
+    /// the answers of one delivery) before another send or a close from the same thread, so they
+    /// keep their order.
+    /// </summary>
+    private void FlushProtocol() => Volatile.Read(ref _protocol)?.FlushHeld();
+
     private bool SendQueued(ReadOnlySpan<byte> data)
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         if (connection is null)
             return false;
@@ -263,6 +275,7 @@ public abstract partial class StreamConnection
 
     private long SendBlocking(ReadOnlySpan<byte> data)
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         if (connection is null)
             return 0;

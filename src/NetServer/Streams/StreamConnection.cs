@@ -222,6 +222,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <returns>True if this call started the disconnect; false if not connected.</returns>
     public virtual bool Disconnect()
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         if (connection is null)
             return false;
@@ -243,6 +244,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <returns>True if this call started the disconnect; false if not connected or already closing.</returns>
     public bool DisconnectOnProtocolError(string description)
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         return connection is not null
             && connection.Close(NetServer.DisconnectReason.ProtocolError, new ProtocolViolationException(description));
@@ -256,6 +258,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <returns>True if this call started the disconnect; false if not connected.</returns>
     public async Task<bool> DisconnectAsync(CancellationToken cancellationToken = default)
     {
+        FlushProtocol();
         var connection = CurrentConnection;
         if (connection is null || !connection.Close(DisconnectReason.LocalDisconnect))
             return false;

@@ -75,4 +75,9 @@ public abstract class StreamProtocol
     internal virtual void InvokeDisconnected(DisconnectReason reason) => OnDisconnected(reason);
 
     internal virtual void InvokeDetached() => OnDetached();
+
+    /// <summary>Sends what the protocol holds back for the calling thread (the connection is about to send or close from it).</summary>
+    internal virtual void FlushHeld()
+    {
+    }
 }
