@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
 #   build/bench.sh            tcp, uds, ssl (TLS), udp and msg (length-prefixed messages over tcp),
-#                             echo and multicast, 1 and 100 clients;
+#                             echo and multicast, 1 and 100 clients; proto (protobuf envelopes)
+#                             echo, plain and --typed, 1 and 100 clients;
 #                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
 #                             in flight); 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
 # The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
 # as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
-# send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), for
+# send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), proto
+# echo as a ratio of msg echo (the envelope's cost: parsed and checked on both sides, 107 bytes on
+# the wire for a 32-byte payload) with the bytes protobuf-net alone allocates per deserialization
+# of the payload (what --typed's B/msg is to be compared with), for
 # udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
 # and for latency round trips per second with p50, p99, p99.9 and max.
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
@@ -40,6 +44,7 @@ run() {
     rate=$(field "$out" messagesPerSecond); alloc=$(field "$out" allocatedBytesPerMessage); unit=("msg/s" "B/msg")
   fi
   rates[$label]="$rate"
+  [ -z "$(field "$out" protobufNetBytesPerDeserialize)" ] || protobuf_net=$(field "$out" protobufNetBytesPerDeserialize)
   local line
   line=$(printf '%-34s %14s %-5s %10s %s' "$label" "${rate:-?}" "${unit[0]}" "${alloc:-?}" "${unit[1]}")
   [ -z "$loss" ] || line="$line  lost ${loss} %"
@@ -71,6 +76,15 @@ for protocol in tcp uds ssl udp msg; do
   done
 done
 
+# Envelopes: sent back as they came (parsed and checked in place), and typed (the server unpacks
+# each payload and sends it back serialized).
+for clients in 1 100; do
+  echo "== proto echo, $clients client(s)"
+  run "proto echo, $clients client(s)" proto echo -c "$clients"
+  echo "== proto echo --typed, $clients client(s)"
+  run "proto echo typed, $clients client(s)" proto echo --typed -c "$clients"
+done
+
 # Every 32-byte message answered with a send of its own from OnReceived, on both sides (as chat and
 # game servers do), where echo sends each received chunk back with one send.
 for clients in 1 100; do
@@ -95,7 +109,13 @@ for clients in 1 100; do
   ratio_line "$(printf 'ssl echo / tcp echo, %3d client(s)' "$clients")" "${rates[ssl echo, $clients client(s)]:-}" "$tcp"
   ratio_line "$(printf 'msg echo / tcp echo, %3d client(s)' "$clients")" "${rates[msg echo, $clients client(s)]:-}" "$tcp"
   ratio_line "$(printf 'msg echo / tcp reply, %3d client(s)' "$clients")" "${rates[msg echo, $clients client(s)]:-}" "${rates[tcp reply, $clients client(s)]:-}"
+  msg="${rates[msg echo, $clients client(s)]:-}"
+  ratio_line "$(printf 'proto echo / msg echo, %3d client(s)' "$clients")" "${rates[proto echo, $clients client(s)]:-}" "$msg"
+  ratio_line "$(printf 'proto echo typed / msg echo, %3d client(s)' "$clients")" "${rates[proto echo typed, $clients client(s)]:-}" "$msg"
 done
+if [ -n "${protobuf_net:-}" ]; then
+  summary+=("$(printf 'protobuf-net alone, Deserialize of the 32-byte payload: %s B (the floor for proto echo typed B/msg)' "$protobuf_net")")
+fi
 
 reference="../shared/tools/echoref.c"
 if [ -f "$reference" ] && command -v gcc >/dev/null; then

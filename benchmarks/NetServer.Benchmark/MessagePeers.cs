@@ -66,11 +66,9 @@ internal sealed class BenchMessageClient : MessageClient
         _behavior.Disconnected(reason, Connection?.DisconnectException);
     }
 
-    /// <summary>Nagle off, as on the tcp and ssl clients (the transport client takes it for the next connect).</summary>
     private MessageBehavior Configure(MessageBehavior behavior)
     {
-        if (Transport is TcpClientBase tcp)
-            tcp.OptionNoDelay = true;
+        MessagePeers.SetNoDelay(this);
         return behavior;
     }
 }
@@ -96,10 +94,7 @@ internal sealed class BenchMessageSession(MessageServer server, bool echo, Serve
 {
     protected override void OnConnected()
     {
-        // MessageServer has no OptionNoDelay (its TCP server underneath is not exposed): set Nagle
-        // off on the accepted socket, as the tcp and ssl servers do with OptionNoDelay.
-        if (Connection?.Socket is { ProtocolType: ProtocolType.Tcp } socket)
-            socket.NoDelay = true;
+        MessagePeers.SetNoDelay(this);
         counters.AddEstablished();
     }
 
@@ -112,18 +107,43 @@ internal sealed class BenchMessageSession(MessageServer server, bool echo, Serve
     protected override void OnDisconnected(DisconnectReason reason)
     {
         base.OnDisconnected(reason);
-
-        // Clients close (or reset, with echoes unread) when their run is over, and Stop ends the rest.
-        if (reason is not (DisconnectReason.PeerClosed or DisconnectReason.ConnectionReset or DisconnectReason.LocalDisconnect
-            or DisconnectReason.ServerStopped or DisconnectReason.Disposed))
-            counters.AddError($"session disconnected: {MessagePeers.Describe(reason, Connection?.DisconnectException)}");
+        MessagePeers.SessionEnded(counters, reason, Connection?.DisconnectException);
     }
 }
 
+/// <summary>What the msg and proto peers share: Nagle off, and which ends of a session are failures.</summary>
 internal static class MessagePeers
 {
     public static string Describe(DisconnectReason reason, Exception? detail) =>
         detail is null ? $"{reason}" : $"{reason} ({detail.GetType().Name}: {ErrorText.Describe(detail)})";
+
+    /// <summary>Nagle off, as on the tcp and ssl clients (the transport client takes it for the next connect).</summary>
+    public static void SetNoDelay(MessageClient client)
+    {
+        if (client.Transport is TcpClientBase tcp)
+            tcp.OptionNoDelay = true;
+    }
+
+    /// <summary>
+    /// Nagle off on an accepted session: MessageServer has no OptionNoDelay (its TCP server
+    /// underneath is not exposed), so set it on the socket, as the tcp and ssl servers do with OptionNoDelay.
+    /// </summary>
+    public static void SetNoDelay(MessageSession session)
+    {
+        if (session.Connection?.Socket is { ProtocolType: ProtocolType.Tcp } socket)
+            socket.NoDelay = true;
+    }
+
+    /// <summary>
+    /// Counts a session's end as an error unless it is how a run ends: clients close (or reset,
+    /// with echoes unread) when their run is over, and Stop ends the rest.
+    /// </summary>
+    public static void SessionEnded(ServerCounters counters, DisconnectReason reason, Exception? detail)
+    {
+        if (reason is not (DisconnectReason.PeerClosed or DisconnectReason.ConnectionReset or DisconnectReason.LocalDisconnect
+            or DisconnectReason.ServerStopped or DisconnectReason.Disposed))
+            counters.AddError($"session disconnected: {Describe(reason, detail)}");
+    }
 }
 
 internal abstract partial class ServerHandle

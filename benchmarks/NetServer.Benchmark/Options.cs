@@ -20,10 +20,13 @@ internal sealed class Options
     public string Scenario { get; private set; } = "echo";
 
     /// <summary>
-    /// The stream transport: the protocol itself for tcp, uds and ssl; for msg the one given with
-    /// --transport (default tcp); udp has none.
+    /// The stream transport: the protocol itself for tcp, uds and ssl; for msg and proto the one
+    /// given with --transport (default tcp); udp has none.
     /// </summary>
-    public string Transport => Protocol == "msg" ? _messageTransport : Protocol;
+    public string Transport => IsMessageProtocol ? _messageTransport : Protocol;
+
+    /// <summary>msg and proto: messages over a stream transport, counted one by one by the clients.</summary>
+    public bool IsMessageProtocol => Protocol is "msg" or "proto";
 
     private string _messageTransport = "tcp";
 
@@ -49,6 +52,9 @@ internal sealed class Options
 
     /// <summary>udp: the server runs its socket on a thread of its own with blocking calls (OptionDedicatedThread).</summary>
     public bool DedicatedThread { get; private set; }
+
+    /// <summary>proto echo: the server unpacks each payload and sends it back typed (else it sends the envelope back as it came).</summary>
+    public bool Typed { get; private set; }
 
     public bool Json { get; private set; } = true;
 
@@ -83,7 +89,8 @@ internal sealed class Options
         netserver-bench PROTOCOL SCENARIO [options]
 
           PROTOCOL   tcp | uds | ssl (TLS over TCP) | udp | msg (length-prefixed messages:
-                     MessageServer and MessageClient, over tcp by default, see --transport)
+                     MessageServer and MessageClient, over tcp by default, see --transport) |
+                     proto (protobuf envelopes: ProtoServer and ProtoClient, over msg; echo only)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE); udp:
                                 MESSAGES datagrams of SIZE in flight per client, each echo answered
@@ -93,6 +100,10 @@ internal sealed class Options
                                 every message it receives back as a message of its own; the server
                                 sends every message back (OnMessage -> SendAsync); messages are
                                 counted one by one
+                                proto: the same with envelopes, each carrying a SIZE-byte protobuf
+                                payload (SIZE >= 5); both sides parse and check every envelope in
+                                place and send it back as it came; --typed: the server unpacks the
+                                payload and sends it back typed, in a reply envelope of its own
                      multicast  the server multicasts SIZE-byte messages to every client; udp: to a
                                 group the clients join, each datagram numbered (SIZE >= 8) so the
                                 clients can count the ones they missed; msg: one message each
@@ -111,7 +122,10 @@ internal sealed class Options
           -a, --address ADDRESS  server address (default 127.0.0.1)
           -p, --port PORT        server port (default: a free port with --role both, else 1111)
               --path PATH        Unix socket path for uds (default: a file in the temp folder)
-              --transport T      msg: tcp (default), ssl (TLS, certificates as for ssl) or uds
+              --transport T      msg, proto: tcp (default), ssl (TLS, certificates as for ssl) or uds
+              --typed            proto echo: the server deserializes each payload (Unpack) and
+                                 serializes it back into its reply; the report adds what
+                                 protobuf-net alone allocates per deserialization, for comparison
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1)
@@ -143,6 +157,9 @@ internal sealed class Options
         lost (echo: sent - received, counted after waiting up to 1 s for the ones in flight;
         multicast: by the datagrams' numbers), refills, and the server's totals when it runs here.
         Losses are UDP's, reported as figures, not errors.
+        msg and proto add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize", what
+        protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after the
+        run), the floor for --typed's B/msg.
         """;
 
     public static Options? Parse(string[] args, TextWriter error)
@@ -233,6 +250,9 @@ internal sealed class Options
                 case "--memory":
                     options.Memory = true;
                     break;
+                case "--typed":
+                    options.Typed = true;
+                    break;
                 default:
                     if (arg.StartsWith('-'))
                         throw new ArgumentException($"Unknown option '{arg}'.");
@@ -247,14 +267,20 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto).");
         if (options._messageTransport is not ("tcp" or "uds" or "ssl"))
             throw new ArgumentException($"Unknown transport '{options._messageTransport}' (tcp, uds, ssl).");
-        if (options.Protocol != "msg" && options._messageTransport != "tcp")
-            throw new ArgumentException("--transport is for msg (tcp, uds and ssl are transports of their own).");
+        if (!options.IsMessageProtocol && options._messageTransport != "tcp")
+            throw new ArgumentException("--transport is for msg and proto (tcp, uds and ssl are transports of their own).");
         if (options.Protocol == "msg" && options.Scenario is not ("echo" or "multicast"))
             throw new ArgumentException($"msg has no {options.Scenario} scenario (echo, multicast).");
+        if (options.Protocol == "proto" && options.Scenario != "echo")
+            throw new ArgumentException($"proto has no {options.Scenario} scenario (echo).");
+        if (options.Typed && options.Protocol != "proto")
+            throw new ArgumentException("--typed is for proto echo.");
+        if (options.Protocol == "proto" && options.Size < ProtoEcho.MinPayload)
+            throw new ArgumentException($"A proto payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
         if (options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
         if (options.Protocol == "udp" && options.Scenario == "handshake")

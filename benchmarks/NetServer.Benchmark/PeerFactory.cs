@@ -8,8 +8,8 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// Makes the run's server and clients for its protocol: the one place that knows that tcp, ssl
 /// and udp use an IP endpoint, uds a socket path, ssl the TLS contexts from the test
-/// certificates, udp multicast a group, and msg a message server and clients over one of the
-/// three stream transports.
+/// certificates, udp multicast a group, and msg and proto a message (envelope) server and
+/// clients over one of the three stream transports.
 /// </summary>
 internal sealed class PeerFactory
 {
@@ -19,6 +19,7 @@ internal sealed class PeerFactory
     private readonly Options _options;
     private readonly SslContext? _serverTls;
     private readonly SslContext? _clientTls;
+    private byte[]? _envelope;
 
     private PeerFactory(Options options, string? certificateFolder)
     {
@@ -64,6 +65,8 @@ internal sealed class PeerFactory
         var mode = ServerMode.Of(_options);
         if (_options.Protocol == "msg")
             return ServerHandle.Of(CreateMessageServer(mode.Echoes, counters), counters);
+        if (_options.Protocol == "proto")
+            return ServerHandle.Of(CreateProtoServer(counters), counters);
         return _options.Protocol switch
         {
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
@@ -87,6 +90,22 @@ internal sealed class PeerFactory
         "ssl" => new BenchMessageClient(_clientTls!, (IPEndPoint)target, behavior),
         "uds" => new BenchMessageClient(new UnixDomainSocketEndPoint(target.ToString()!), behavior),
         _ => new BenchMessageClient((IPEndPoint)target, behavior),
+    };
+
+    /// <summary>An envelope echo server on the run's transport (typed or not, as --typed says).</summary>
+    private BenchProtoServer CreateProtoServer(ServerCounters counters) => _options.Transport switch
+    {
+        "ssl" => new BenchProtoServer(_serverTls!, IPEndpoint, _options.Typed, counters),
+        "uds" => new BenchProtoServer(new UnixDomainSocketEndPoint(_options.EffectivePath), _options.Typed, counters),
+        _ => new BenchProtoServer(IPEndpoint, _options.Typed, counters),
+    };
+
+    /// <summary>An envelope client on the run's transport for <paramref name="target"/>.</summary>
+    private BenchProtoClient CreateProtoClient(EndPoint target, MessageBehavior behavior) => _options.Transport switch
+    {
+        "ssl" => new BenchProtoClient(_clientTls!, (IPEndPoint)target, behavior),
+        "uds" => new BenchProtoClient(new UnixDomainSocketEndPoint(target.ToString()!), behavior),
+        _ => new BenchProtoClient((IPEndPoint)target, behavior),
     };
 
     /// <summary>
@@ -114,7 +133,8 @@ internal sealed class PeerFactory
 
     /// <summary>
     /// A client of the echo, reply or multicast scenario: echo and reply clients keep MESSAGES x
-    /// SIZE bytes (udp: MESSAGES datagrams, msg: MESSAGES messages) in flight.
+    /// SIZE bytes (udp: MESSAGES datagrams, msg: MESSAGES messages, proto: MESSAGES envelopes,
+    /// each with a SIZE-byte payload) in flight.
     /// </summary>
     public ClientHandle CreateTrafficClient(EndPoint target)
     {
@@ -125,6 +145,12 @@ internal sealed class PeerFactory
         {
             var messages = new MessageBehavior(echo ? _options.Messages : 0, message);
             return ClientHandle.Of(CreateMessageClient(target, messages), messages);
+        }
+
+        if (_options.Protocol == "proto")
+        {
+            var envelopes = new MessageBehavior(_options.Messages, Envelope);
+            return ClientHandle.Of(CreateProtoClient(target, envelopes), envelopes);
         }
 
         if (_options.Protocol != "udp")
@@ -156,6 +182,9 @@ internal sealed class PeerFactory
         client.SetupMulticast(true);
         return ClientHandle.Of(client, datagrams, ip.Address);
     }
+
+    /// <summary>proto: the envelope every client sends, made once (its length is the same in every process).</summary>
+    public byte[] Envelope => _envelope ??= ProtoEcho.Envelope(_options.Size);
 
     /// <summary>The echo client's MESSAGES x SIZE bytes, sent with one send.</summary>
     private byte[] Initial()

@@ -68,8 +68,10 @@ internal static partial class Program
     private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
-        if (o.Protocol == "msg")
+        if (o.IsMessageProtocol)
             Console.WriteLine($"Transport: {o.Transport}");
+        if (o.Protocol == "proto")
+            Console.WriteLine($"Envelope: {peers.Envelope.Length} bytes with a {o.Size}-byte BenchPing payload; the server {(o.Typed ? "unpacks the payload and sends it back typed" : "sends each envelope back as it came")}");
         Console.WriteLine(o.Transport == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
         if (o.Transport != "uds")
             Console.WriteLine(o.EffectivePort == 0 ? "Server port: any free port" : $"Server port: {o.EffectivePort}");
@@ -181,11 +183,14 @@ internal static partial class Program
 
         // Steady state: from one second after traffic starts until the last second with traffic.
         // A sample counts bytes, or established sessions in the handshake scenario. A msg message is
-        // SIZE bytes and its 4-byte length prefix on the wire (the server does not count messages
-        // one by one: that would add work to its hot path that the other servers do not do).
+        // SIZE bytes and its 4-byte length prefix on the wire, a proto message our client's envelope
+        // and its prefix (the server does not count messages one by one: that would add work to its
+        // hot path that the other servers do not do).
         var handshakes = options.Scenario == "handshake";
-        var message = options.Protocol == "msg";
-        var unit = handshakes ? 1 : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
+        var message = options.IsMessageProtocol;
+        var unit = handshakes ? 1
+            : options.Protocol == "proto" ? peers.Envelope.Length + MessageProtocol.HeaderSize
+            : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
         var samples = new List<(double Time, long Count, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
@@ -244,7 +249,7 @@ internal static partial class Program
             var messages = (last.Count - first.Count) / unit;
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
                 options.Seconds, server.Errors, last.Time - first.Time, message ? messages * options.Size : last.Count - first.Count, last.Allocated - first.Allocated, server.Datagrams,
-                message ? messages : null, message ? options.Transport : null).Print(options.Json);
+                message ? messages : null, message ? options.Transport : null, ProtoFigures(options)).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -281,9 +286,9 @@ internal static partial class Program
         if (!await ConnectAllAsync(clients, target, measured))
             return 1;
 
-        // msg clients count messages one by one (the data figure is then messages x size, payloads
-        // without their prefixes); the others count bytes, and messages are bytes / size.
-        var counted = options.Protocol == "msg";
+        // msg and proto clients count messages one by one (the data figure is then messages x size,
+        // payloads without their prefixes or envelopes); the others count bytes, and messages are bytes / size.
+        var counted = options.IsMessageProtocol;
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
@@ -319,7 +324,7 @@ internal static partial class Program
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
             options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total,
             counted ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
-            counted ? messages1 - messages0 : null, counted ? options.Transport : null);
+            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options));
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }
@@ -399,6 +404,16 @@ internal static partial class Program
             ? figures with { Expected = expected, Received = received, Lost = expected - received }
             : figures with { Received = received };
     }
+
+    /// <summary>
+    /// proto: the echo's mode (unknown to a client of another process: --typed is the server's)
+    /// and what protobuf-net alone allocates to deserialize the payload, measured after the run
+    /// (on this thread, outside the measured window) for the report.
+    /// </summary>
+    private static ProtoFigures? ProtoFigures(Options options) =>
+        options.Protocol == "proto"
+            ? new ProtoFigures(options.Role == Role.Client ? null : options.Typed, ProtoEcho.DeserializeAllocation(options.Size))
+            : null;
 
     private static string ClientRole(Options options) => options.Role == Role.Both ? "both" : "client";
 

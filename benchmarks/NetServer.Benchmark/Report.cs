@@ -8,8 +8,8 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON
 /// line. Messages are bytes / size, except where they were counted one by one
-/// (<paramref name="CountedMessages"/>: msg, whose bytes are then messages x size, the payloads
-/// without their prefixes).
+/// (<paramref name="CountedMessages"/>: msg and proto, whose bytes are then messages x size, the
+/// payloads without their prefixes or envelopes). proto adds <paramref name="Proto"/>.
 /// </summary>
 internal sealed record Report(
     string Protocol,
@@ -26,7 +26,8 @@ internal sealed record Report(
     long AllocatedBytes,
     DatagramFigures? Datagrams = null,
     long? CountedMessages = null,
-    string? Transport = null)
+    string? Transport = null,
+    ProtoFigures? Proto = null)
 {
     private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
 
@@ -55,6 +56,17 @@ internal sealed record Report(
         Console.WriteLine($"Message latency: {FormatNanoseconds(LatencyNanoseconds)}");
         Console.WriteLine(string.Create(c, $"Message throughput: {MessagesPerSecond:F0} msg/s"));
         Console.WriteLine(string.Create(c, $"Allocated: {AllocatedBytesPerMessage:F3} B/msg ({FormatBytes(AllocatedBytes)} in this process, {Role})"));
+        if (Proto is { } p)
+        {
+            Console.WriteLine(p.Typed switch
+            {
+                true => "Echo: typed (the server unpacks each payload and sends it back serialized)",
+                false => "Echo: envelopes sent back as they came (parsed and checked in place, nothing unpacked)",
+                null => "Echo: as the server chooses (--typed on its side); this client sends envelopes back as they came",
+            });
+            Console.WriteLine(string.Create(c, $"protobuf-net alone: {p.DeserializeBytes:F3} B per Serializer.Deserialize<BenchPing> of the {Size}-byte payload"));
+        }
+
         if (Datagrams is { } d)
             PrintDatagrams(d);
         if (!json)
@@ -80,6 +92,8 @@ internal sealed record Report(
             allocatedBytes = AllocatedBytes,
             allocatedBytesPerMessage = Math.Round(AllocatedBytesPerMessage, 4),
             messagesPerSecondPerClient = Clients > 0 ? Math.Round(MessagesPerSecondPerClient) : (double?)null,
+            typed = Proto?.Typed,
+            protobufNetBytesPerDeserialize = Proto is { } figures ? Math.Round(figures.DeserializeBytes, 3) : (double?)null,
             datagrams = Datagrams,
         }, s_json));
     }
@@ -129,3 +143,9 @@ internal sealed record Report(
         };
     }
 }
+
+/// <summary>
+/// proto: whether the echo was typed (null: a client role, the server decides), and protobuf-net's
+/// own allocation per deserialization of the payload (the floor for a typed echo's B/msg).
+/// </summary>
+internal sealed record ProtoFigures(bool? Typed, double DeserializeBytes);

@@ -10,7 +10,9 @@ using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Protobuf;
 using NetServer.Tests.Infrastructure;
+using ProtoBuf;
 using Xunit;
 
 namespace NetServer.Tests.Examples;
@@ -40,6 +42,7 @@ public sealed class BenchmarkCliTests
     [InlineData("ssl", "reply")]
     [InlineData("msg", "echo")]
     [InlineData("msg", "multicast")]
+    [InlineData("proto", "echo")]
     public async Task Both_roles_in_one_process_report_traffic_and_no_error(string protocol, string scenario)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "3", "-z", "1", "-q");
@@ -78,6 +81,114 @@ public sealed class BenchmarkCliTests
 
         // Messages are counted one by one; the data is messages x size, without the 4-byte prefixes.
         Assert.Equal(messages * 20, result.GetProperty("totalBytes").GetInt64());
+    }
+
+    [Theory]
+    [InlineData("tcp", false)]
+    [InlineData("ssl", false)]
+    [InlineData("uds", false)]
+    [InlineData("tcp", true)]
+    [InlineData("ssl", true)]
+    [InlineData("uds", true)]
+    public async Task Proto_echo_runs_over_each_stream_transport_and_allocates_only_when_typed(string transport, bool typed)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout,
+            ["proto", "echo", "--transport", transport, "-c", "3", "-s", "20", "-z", "1", "-q", .. typed ? new[] { "--typed" } : []]);
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal("proto", result.GetProperty("protocol").GetString());
+        Assert.Equal(transport, result.GetProperty("transport").GetString());
+        Assert.Equal(typed, result.GetProperty("typed").GetBoolean());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var messages = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(messages > 0, "No envelope was counted.");
+
+        // Envelopes are counted one by one; the data is messages x the payload's size.
+        Assert.Equal(messages * 20, result.GetProperty("totalBytes").GetInt64());
+
+        // protobuf-net allocates a BenchPing and its byte[] per deserialization. The typed echo
+        // deserializes once per message (on the server), so it allocates at least most of that
+        // (the window's edges and the run's own allocations move it a little); the other echo
+        // deserializes nothing, so it stays far below.
+        var protobufNet = result.GetProperty("protobufNetBytesPerDeserialize").GetDouble();
+        var perMessage = result.GetProperty("allocatedBytesPerMessage").GetDouble();
+        Assert.True(protobufNet >= 40, $"protobuf-net allocated {protobufNet} B per deserialization, less than a BenchPing and its data.");
+        if (typed)
+            Assert.True(perMessage >= 0.8 * protobufNet, $"The typed echo allocated {perMessage} B/msg, less than protobuf-net's {protobufNet} B: the server did not unpack.");
+        else
+            Assert.True(perMessage < 0.5 * protobufNet, $"The echo allocated {perMessage} B/msg against protobuf-net's {protobufNet} B per deserialization.");
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Proto_echo_server_returns_each_envelope_as_it_came_or_typed_in_a_reply_envelope(bool typed)
+    {
+        await using var server = ProgramProcess.Start(Cli, s_timeout,
+            ["proto", "echo", "--role", "server", "-p", "0", "-z", "0", "-q", .. typed ? new[] { "--typed" } : []]);
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+
+        using var client = new ProtoClient(IPAddress.Loopback, port);
+        Assert.True(await client.ConnectAsync().WaitAsync(s_timeout));
+        var (from, to) = (Guid.NewGuid(), Guid.NewGuid());
+        for (var i = 1; i <= 3; i++)
+        {
+            var sent = new MessageEnvelope("bench/echo") { From = from, To = to }.WithProperty("round", $"{i}");
+            var ping = new Ping { Sequence = 1000 * i, Data = Enumerable.Range(0, 10 * i).Select(b => (byte)(b + i)).ToArray() };
+            Assert.True(client.SendAsync(sent, ping));
+            var echoed = await client.ReceiveEnvelopeAsync().AsTask().WaitAsync(s_timeout);
+
+            Assert.Equal(sent.Id, echoed.Id);
+            Assert.Equal("bench/echo", echoed.Header);
+            Assert.Equal(sent.Timestamp?.ToUnixTimeMilliseconds(), echoed.Timestamp?.ToUnixTimeMilliseconds());
+            var back = echoed.Unpack<Ping>();
+            Assert.Equal(ping.Sequence, back.Sequence);
+            Assert.Equal(ping.Data, back.Data);
+            if (typed)
+            {
+                // A reply envelope of the server's own: sender and addressee swapped, no properties.
+                Assert.Equal((to, from), (echoed.From, echoed.To));
+                Assert.Empty(echoed.Properties);
+            }
+            else
+            {
+                // The envelope as it came, every field kept.
+                Assert.Equal((from, to), (echoed.From, echoed.To));
+                Assert.Equal($"{i}", echoed.GetProperty("round"));
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Proto_typed_server_in_its_own_process_allocates_what_protobuf_net_does_per_message()
+    {
+        // The server's figures come from its own process: only its sessions allocate there. It
+        // needs three seconds with traffic for a steady-state window.
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "proto", "echo", "--typed", "--role", "server", "-p", "0", "-z", "6", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+        await using var client = ProgramProcess.Start(Cli, s_timeout,
+            "proto", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
+
+        var measured = await ResultAsync(client);
+        Assert.Equal(0, await client.WaitForExitAsync());
+        Assert.Equal(0, measured.GetProperty("errors").GetInt64());
+        Assert.False(measured.TryGetProperty("typed", out _), "A client in its own process cannot know whether the server's echo is typed.");
+
+        var result = await ResultAsync(server);
+        Assert.Equal(0, await server.WaitForExitAsync());
+        Assert.Equal("server", result.GetProperty("role").GetString());
+        Assert.True(result.GetProperty("typed").GetBoolean());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var messages = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(messages > 0, "The server counted no envelope.");
+        Assert.Equal(messages * 32, result.GetProperty("totalBytes").GetInt64());
+
+        // One Unpack per envelope and nothing else per envelope: the engine, the envelope parser and
+        // the typed send allocate nothing (a little slack for the process's own background work).
+        var protobufNet = result.GetProperty("protobufNetBytesPerDeserialize").GetDouble();
+        var perMessage = result.GetProperty("allocatedBytesPerMessage").GetDouble();
+        Assert.InRange(perMessage, 0.9 * protobufNet, protobufNet + 8);
     }
 
     [Fact]
@@ -279,6 +390,7 @@ public sealed class BenchmarkCliTests
     [InlineData("ssl")]
     [InlineData("udp")]
     [InlineData("msg")]
+    [InlineData("proto")]
     public async Task Server_and_client_roles_run_as_separate_processes(string protocol)
     {
         using var certificates = new CertificateFolder();
@@ -464,7 +576,10 @@ public sealed class BenchmarkCliTests
     [InlineData("udp has no latency", "udp", "latency")]
     [InlineData("msg has no reply", "msg", "reply")]
     [InlineData("Unknown transport", "msg", "echo", "--transport", "udp")]
-    [InlineData("--transport is for msg", "tcp", "echo", "--transport", "ssl")]
+    [InlineData("--transport is for msg and proto", "tcp", "echo", "--transport", "ssl")]
+    [InlineData("proto has no multicast", "proto", "multicast")]
+    [InlineData("--typed is for proto echo", "msg", "echo", "--typed")]
+    [InlineData("needs --size 5 or more", "proto", "echo", "-s", "4")]
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
     [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)
@@ -611,5 +726,16 @@ public sealed class BenchmarkCliTests
         public string[] Option(string protocol) => protocol == "ssl" ? ["--certs", _path] : [];
 
         public void Dispose() => Directory.Delete(_path, recursive: true);
+    }
+
+    /// <summary>message Ping { int64 sequence = 1; bytes data = 2; }: the fields of the CLI's BenchPing, declared here as any peer of the wire would.</summary>
+    [ProtoContract]
+    public sealed class Ping
+    {
+        [ProtoMember(1)]
+        public long Sequence { get; set; }
+
+        [ProtoMember(2)]
+        public byte[]? Data { get; set; }
     }
 }
