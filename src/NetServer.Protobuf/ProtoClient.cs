@@ -118,12 +118,6 @@ public class ProtoClient : MessageClient
             OnMessage(in envelope);
     }
 
-    /// <summary>Called once, last, when a connection ended; fails the requests still pending. Overrides must call the base.</summary>
-    protected override void OnDisconnected(DisconnectReason reason)
-    {
-        base.OnDisconnected(reason);
-        _channel.Requests.FailAll(reason);
-    }
 
     private static MessageEnvelope ToEnvelope(ReadOnlySpan<byte> bytes) => ProtoMessage.Parse(bytes).ToEnvelope();
 }

@@ -14,8 +14,8 @@ namespace NetServer.Protobuf;
 /// <remarks>
 /// A message that is not a valid envelope closes the connection with
 /// <see cref="DisconnectReason.ProtocolError"/> (the reason is in the connection's
-/// <c>DisconnectException</c>); the server and its other sessions go on. Overrides of
-/// <see cref="OnDisconnected"/> must call the base, which fails the requests still awaiting replies.
+/// <c>DisconnectException</c>); the server and its other sessions go on. When the connection
+/// ends, every request still awaiting its reply fails (whatever <c>OnDisconnected</c> overrides do).
 /// </remarks>
 public class ProtoSession : MessageSession
 {

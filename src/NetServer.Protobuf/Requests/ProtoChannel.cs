@@ -11,10 +11,18 @@ namespace NetServer.Protobuf.Requests;
 /// envelopes written straight into the connection's send memory, received ones parsed in place,
 /// replies matched to their requests. Written once; the session and the client forward to it.
 /// </summary>
-internal sealed class ProtoChannel(MessageProtocol owner)
+internal sealed class ProtoChannel
 {
     // A first guess for the writer: the routing fields of a typical envelope.
     private const int HeadSizeHint = 128;
+
+    private readonly MessageProtocol _owner;
+
+    public ProtoChannel(MessageProtocol owner)
+    {
+        _owner = owner;
+        owner.Disconnected += Requests.FailAll; // every pending request fails when the connection ends, whatever the subclass overrides
+    }
 
     public RequestTable Requests { get; } = new();
 
@@ -26,7 +34,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     {
         if (!ProtoMessage.TryParse(bytes, out message, out var error))
         {
-            owner.Connection?.DisconnectOnProtocolError($"Malformed protobuf envelope ({bytes.Length} bytes): {error}.");
+            _owner.Connection?.DisconnectOnProtocolError($"Malformed protobuf envelope ({bytes.Length} bytes): {error}.");
             return false;
         }
 
@@ -39,7 +47,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public bool Send(MessageEnvelope envelope)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
         EnvelopeCodec.Write(writer, envelope);
         return writer.Commit();
     }
@@ -47,7 +55,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public bool Send<T>(MessageEnvelope envelope, T payload)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = owner.BeginMessage(HeadSizeHint);
+        using var writer = _owner.BeginMessage(HeadSizeHint);
         EnvelopeCodec.Write(writer, envelope, payload);
         return writer.Commit();
     }
@@ -55,7 +63,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public ValueTask<bool> SendAsync(MessageEnvelope envelope, CancellationToken cancellationToken)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
         EnvelopeCodec.Write(writer, envelope);
         return writer.CommitAsync(cancellationToken);
     }
@@ -64,7 +72,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     {
         Guard.NotNull(reply, nameof(reply));
         var requestId = RequestIdOf(in request);
-        using var writer = owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
         EnvelopeCodec.WriteHead(writer, reply, requestId, (reply.Flags & ~ProtoFlags.Request) | ProtoFlags.Response);
         EnvelopeCodec.WritePayload(writer, reply.Payload.Span);
         return writer.Commit();
@@ -73,7 +81,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public bool Reply<T>(in ProtoMessage request, T payload)
     {
         RequestIdOf(in request);
-        using var writer = owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length);
         EnvelopeCodec.WriteReplyHead(writer, in request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -82,7 +90,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public bool Reply<T>(MessageEnvelope request, T payload)
     {
         RequestIdOf(request);
-        using var writer = owner.BeginMessage(HeadSizeHint);
+        using var writer = _owner.BeginMessage(HeadSizeHint);
         EnvelopeCodec.WriteReplyHead(writer, request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -92,7 +100,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     {
         Guard.NotNull(reply, nameof(reply));
         var requestId = RequestIdOf(request);
-        using var writer = owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
         EnvelopeCodec.WriteHead(writer, reply, requestId, (reply.Flags & ~ProtoFlags.Request) | ProtoFlags.Response);
         EnvelopeCodec.WritePayload(writer, reply.Payload.Span);
         return writer.Commit();
@@ -101,7 +109,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
     public bool ReplyBytes(in ProtoMessage request, ReadOnlySpan<byte> payload)
     {
         RequestIdOf(in request);
-        using var writer = owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length + payload.Length);
+        using var writer = _owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length + payload.Length);
         EnvelopeCodec.WriteReplyHead(writer, in request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -125,7 +133,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
         ValueTask<bool> sent;
         try
         {
-            using var writer = owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+            using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
             EnvelopeCodec.WriteHead(writer, envelope, id, (envelope.Flags & ~ProtoFlags.Response) | ProtoFlags.Request);
             if (typed)
                 EnvelopeCodec.WritePayload(writer, payload);
@@ -166,7 +174,7 @@ internal sealed class ProtoChannel(MessageProtocol owner)
         }
     }
 
-    private IOException NotSent(ulong id) => new(owner.Connection?.IsConnected == true
+    private IOException NotSent(ulong id) => new(_owner.Connection?.IsConnected == true
         ? $"Request {id} was not sent: the connection's send limit refused it."
         : $"Request {id} was not sent: not connected.");
 

@@ -132,10 +132,24 @@ public class MessageProtocol : StreamProtocol
         }
     }
 
+    /// <summary>
+    /// Raised once when the connection ended, right after <c>OnDisconnected</c>, whether or not an
+    /// override of it called the base: a layer built on this protocol (pending requests to fail, a
+    /// subscription to end) hooks its cleanup here so no subclass can skip it.
+    /// </summary>
+    public event Action<DisconnectReason>? Disconnected;
+
     internal override void InvokeDisconnected(DisconnectReason reason)
     {
         _reader.Reset(); // a message being reassembled gives its pooled memory back
-        base.InvokeDisconnected(reason);
+        try
+        {
+            base.InvokeDisconnected(reason);
+        }
+        finally
+        {
+            Disconnected?.Invoke(reason);
+        }
     }
 
     internal override void InvokeDetached()

@@ -94,6 +94,13 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         set => _host.OptionAcceptorBacklog = value;
     }
 
+    /// <summary>Disable Nagle's delay (TCP_NODELAY) on accepted TCP and TLS connections (no effect on Unix sockets).</summary>
+    public bool OptionNoDelay
+    {
+        get => _host.OptionNoDelay;
+        set => _host.OptionNoDelay = value;
+    }
+
     /// <summary>The sessions connected now.</summary>
     public IEnumerable<MessageSession> Sessions
     {
@@ -144,6 +151,28 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         finally
         {
             ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>
+    /// Sends <paramref name="message"/> to every connected session with backpressure: where a
+    /// session's send queue is full, waits for room instead of refusing (the frame is built once).
+    /// </summary>
+    /// <returns>False if the server is not started.</returns>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting for a session; the remaining sessions did not get the message.</exception>
+    public async ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken cancellationToken = default)
+    {
+        MessageProtocol.FlushDelivering();
+        var length = MessageProtocol.HeaderSize + message.Length;
+        var frame = ArrayPool<byte>.Shared.Rent(length);
+        try
+        {
+            Frame(message.Span, frame);
+            return await _host.MulticastAsync(new ReadOnlyMemory<byte>(frame, 0, length), cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(frame);
         }
     }
 

@@ -222,6 +222,46 @@ public sealed class RequestResponseTests
     }
 
     /// <summary>A client that answers the server's "square" requests and counts the others.</summary>
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Pending_requests_fail_at_once_even_when_OnDisconnected_is_overridden_without_the_base(TransportKind kind)
+    {
+        var received = 0;
+        using var host = Start(kind, onRequest: session =>
+        {
+            if (Interlocked.Increment(ref received) == 20)
+                session.Disconnect();
+        });
+        using var client = host.CreateClient(e => new ForgetfulClient(e), (c, e) => new ForgetfulClient(c, e));
+        Assert.True(await client.ConnectAsync().WaitAsync(Wait.Default));
+
+        var requests = Enumerable.Range(0, 20).Select(_ => client.RequestAsync(new MessageEnvelope("never"), Timeout.InfiniteTimeSpan)).ToArray();
+        foreach (var request in requests)
+            await Assert.ThrowsAsync<IOException>(() => request.WaitAsync(Wait.Default));
+        Assert.Equal(1, ((ForgetfulClient)client).Disconnects);
+        Assert.Equal(0, client.PendingRequests);
+    }
+
+    /// <summary>A client whose OnDisconnected override does not call the base.</summary>
+    private sealed class ForgetfulClient : ProtoClient
+    {
+        private int _disconnects;
+
+        public ForgetfulClient(System.Net.EndPoint endpoint)
+            : base(endpoint)
+        {
+        }
+
+        public ForgetfulClient(SslContext context, System.Net.EndPoint endpoint)
+            : base(context, endpoint)
+        {
+        }
+
+        public int Disconnects => Volatile.Read(ref _disconnects);
+
+        protected override void OnDisconnected(DisconnectReason reason) => Interlocked.Increment(ref _disconnects);
+    }
+
     private sealed class AnsweringClient : ProtoClient
     {
         private int _ignored;

@@ -72,7 +72,7 @@ public sealed class MessageConcurrencyTests
         using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
         {
             Connected = _ => Interlocked.Increment(ref ready),
-            Disconnected = (_, why) =>
+            Ended = (_, why) =>
             {
                 if (why == DisconnectReason.ProtocolError)
                     Interlocked.Increment(ref protocolErrors);

@@ -84,7 +84,7 @@ public sealed class MessageFramingTests
         using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
         {
             Message = (session, message) => session.SendAsync(message),
-            Disconnected = (session, why) => ended.Enqueue((why, session.Connection?.DisconnectException)),
+            Ended = (session, why) => ended.Enqueue((why, session.Connection?.DisconnectException)),
         });
         server.OptionMaxMessageSize = 1000;
         Assert.True(server.Start());
@@ -140,7 +140,7 @@ public sealed class MessageFramingTests
         using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
         {
             Message = (session, message) => session.SendAsync(message),
-            Disconnected = (_, why) => reasons.TrySetResult(why),
+            Ended = (_, why) => reasons.TrySetResult(why),
         });
         server.OptionMaxMessageSize = max;
         Assert.True(server.Start());

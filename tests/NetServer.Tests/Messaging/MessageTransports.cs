@@ -77,7 +77,7 @@ public sealed class DelegateSession(MessageServer server) : MessageSession(serve
 
     public Action<DelegateSession>? Connected { get; init; }
 
-    public Action<DelegateSession, DisconnectReason>? Disconnected { get; init; }
+    public Action<DelegateSession, DisconnectReason>? Ended { get; init; }
 
     public Action<DelegateSession>? Attached { get; init; }
 
@@ -90,7 +90,7 @@ public sealed class DelegateSession(MessageServer server) : MessageSession(serve
     protected internal override void OnDisconnected(DisconnectReason reason)
     {
         base.OnDisconnected(reason);
-        Disconnected?.Invoke(this, reason);
+        Ended?.Invoke(this, reason);
     }
 }
 

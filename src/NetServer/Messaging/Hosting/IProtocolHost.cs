@@ -35,6 +35,11 @@ internal interface IProtocolHost : IDisposable
 
     bool Multicast(ReadOnlySpan<byte> buffer);
 
+    ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken);
+
+    /// <summary>TCP_NODELAY on accepted connections (TCP and TLS; a Unix socket has no Nagle delay).</summary>
+    bool OptionNoDelay { get; set; }
+
     StreamSession? Find(Guid id);
 
     IEnumerable<StreamSession> All { get; }

@@ -61,6 +61,8 @@ internal static partial class ProtocolHosts
         public UdsHost(string path, IProtocolHostOwner owner)
             : base(path) => _owner = owner;
 
+        public bool OptionNoDelay { get; set; } // no Nagle delay on a Unix socket: kept for the facade only
+
         public IEnumerable<StreamSession> All => Sessions.Values;
 
         public StreamSession? Find(Guid id) => FindSession(id);
