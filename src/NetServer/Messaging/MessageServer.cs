@@ -131,7 +131,9 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
 
     /// <summary>
     /// Sends <paramref name="message"/> to every connected session. The frame (prefix and payload) is
-    /// built once and its bytes shared by all sessions; a session whose send limit refuses it skips it.
+    /// built once and its bytes shared by all sessions. A session whose send queue cannot take it within
+    /// its send limit is disconnected (<see cref="DisconnectReason.SendBufferFull"/>) rather than
+    /// silently miss it; <see cref="MulticastAsync"/> waits for room instead.
     /// </summary>
     /// <returns>False if the server is not started.</returns>
     public virtual bool Multicast(ReadOnlySpan<byte> message)

@@ -36,7 +36,7 @@ internal enum DatagramSendStatus
 /// </summary>
 internal sealed partial class DatagramChannel
 {
-    /// <summary>Datagrams one run of the flusher sends in a row before it lets the thread pool's other work run (asynchronous mode).</summary>
+    /// <summary>Datagrams one run of the flusher sends in a row before it hands the role to a thread-pool work item (so no thread, the dedicated receive thread included, is kept sending for good).</summary>
     private const int FlushBurst = 64;
 
     private static readonly Action<object?> s_flushLoop = static state => ((DatagramChannel)state!).FlushLoop();
@@ -154,23 +154,27 @@ internal sealed partial class DatagramChannel
             if (_dedicatedThread)
             {
                 Done(datagram, _transport.Send(datagram.Array.AsSpan(0, datagram.Count), datagram.Target));
-                continue;
             }
-
-            var send = _transport.SendAsync(datagram.Array, datagram.Count, datagram.Target);
-            if (!send.IsCompleted)
+            else
             {
-                _ = AwaitSendAsync(send, datagram);
-                return;
+                var send = _transport.SendAsync(datagram.Array, datagram.Count, datagram.Target);
+                if (!send.IsCompleted)
+                {
+                    _ = AwaitSendAsync(send, datagram);
+                    return;
+                }
+
+                Done(datagram, send.Result); // completed: Result does not block
             }
 
-            Done(datagram, send.Result); // completed: Result does not block
             if (++burst == FlushBurst)
             {
                 // The kernel rarely makes a UDP sender wait (never on loopback), so senders that
-                // refill the queue as fast as it drains would keep this thread for good, and on a
-                // small machine starve the pool's other work, this socket's receives among it. The
-                // flusher role moves on to a work item at the back of the pool's queue instead.
+                // refill the queue as fast as it drains would keep this thread for good: on a small
+                // machine a pool thread starves the pool's other work, this socket's receives among
+                // it, and the dedicated receive thread (which took the role by answering a datagram)
+                // would never receive again. The flusher role moves on to a work item at the back of
+                // the pool's queue instead.
                 ThreadPoolScheduler.Schedule(s_flushLoop, this);
                 return;
             }

@@ -99,6 +99,73 @@ public class UdpLifecycleTests
     public static TheoryData<UdpIo, ClientShutdown> ClientShutdowns => UdpModes.Each(Enum.GetValues<ClientShutdown>());
 
     [Theory]
+    [MemberData(nameof(UdpModes.All), MemberType = typeof(UdpModes))]
+    public async Task A_server_answering_datagrams_keeps_receiving_while_other_threads_keep_its_send_queue_full(UdpIo io)
+    {
+        // The thread that answers a datagram finds the send queue idle and becomes its flusher;
+        // senders on other threads then refill the queue much faster than it drains. A flusher
+        // that kept the role for good would keep the dedicated receive thread from receiving again.
+        var pool = new LeakCheckingBufferPool();
+        var server = new ProbeUdpServer(UdpTest.Loopback(AddressFamily.InterNetwork), pool) { Io = io, OptionAutoReceive = true };
+        var receiveThread = 0;
+        var held = 0;
+        var refill = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var filled = new ManualResetEventSlim();
+        server.Probe.KeepDatagrams = false;
+        server.Probe.OnReceive = (peer, from, buffer, offset, size) =>
+        {
+            Volatile.Write(ref receiveThread, Environment.CurrentManagedThreadId);
+            peer.SendAsync(from, buffer, offset, size);
+        };
+        server.Probe.OnSend = (_, _, _) =>
+        {
+            // The first answer's OnSent, on the thread that received it (now the flusher): let the
+            // other senders fill the queue before it goes on flushing.
+            if (Environment.CurrentManagedThreadId == Volatile.Read(ref receiveThread) && Interlocked.Exchange(ref held, 1) == 0)
+            {
+                refill.TrySetResult();
+                filled.Wait(Wait.Default);
+            }
+        };
+        Assert.True(server.Start());
+        using var sink = new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024);
+        using var stop = new CancellationTokenSource();
+        var refills = Enumerable.Range(0, 4).Select(_ => Task.Run(async () =>
+        {
+            await refill.Task;
+            var data = new byte[64];
+            while (!stop.IsCancellationRequested)
+            {
+                if (!await server.SendAsync(sink.Endpoint, data.AsMemory()))
+                    await Task.Yield();
+                if (server.BytesPending > 32 * 1024)
+                    filled.Set();
+            }
+        })).ToArray();
+        try
+        {
+            using var flood = new RawUdp(IPAddress.Loopback, receiveBufferSize: 64 * 1024);
+            var data = new byte[64];
+            var sent = 0;
+            await Wait.UntilAsync(
+                () =>
+                {
+                    for (var i = 0; i < 32; i++, sent++)
+                        flood.Socket.SendTo(data, server.Endpoint);
+                    return server.DatagramsReceived > 1000;
+                },
+                () => $"the server to keep receiving (received {server.DatagramsReceived} of {sent} sent to it, sent {server.DatagramsSent}, answer held: {Volatile.Read(ref held)})");
+        }
+        finally
+        {
+            stop.Cancel();
+            filled.Set();
+            await Task.WhenAll(refills).WaitAsync(Wait.Default);
+            await server.DisposeAsync();
+        }
+    }
+
+    [Theory]
     [MemberData(nameof(ServerShutdowns))]
     public async Task Server_shutdown_while_traffic_flows_both_ways_is_prompt_leaks_nothing_and_OnStopped_comes_last(UdpIo io, ServerShutdown how)
     {
