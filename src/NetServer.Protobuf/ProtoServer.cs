@@ -60,7 +60,8 @@ public class ProtoServer : MessageServer
 
     /// <summary>
     /// Sends <paramref name="envelope"/> to every connected session: serialized once, its bytes
-    /// shared by all sessions (a session whose send limit refuses it skips it).
+    /// shared by all sessions (a session whose send queue cannot take it within its send limit is disconnected with
+    /// <c>SendBufferFull</c> rather than silently miss it, as with <see cref="MessageServer.Multicast(ReadOnlySpan{byte})"/>).
     /// </summary>
     /// <returns>False if the server is not started.</returns>
     public bool Multicast(MessageEnvelope envelope)

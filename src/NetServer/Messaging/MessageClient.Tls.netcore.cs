@@ -18,7 +18,7 @@ public partial class MessageClient
 
     /// <summary>A TLS client for <paramref name="endpoint"/> (an IP or DNS endpoint).</summary>
     public MessageClient(SslContext context, EndPoint endpoint)
-        : this(self => ProtocolHosts.CreateClient(context ?? throw new ArgumentNullException(nameof(context)), endpoint, self))
+        : this(_ => ProtocolHosts.CreateClient(context ?? throw new ArgumentNullException(nameof(context)), endpoint))
     {
     }
 }

@@ -35,9 +35,16 @@ public partial class MessageClient : MessageProtocol, IDisposable
     }
 
     /// <summary>A client for <paramref name="endpoint"/>: TCP for an IP or DNS endpoint, a Unix domain socket for a Unix endpoint.</summary>
-    public MessageClient(EndPoint endpoint) => _client = ProtocolHosts.CreateClient(endpoint, this);
+    public MessageClient(EndPoint endpoint)
+        : this(_ => ProtocolHosts.CreateClient(endpoint))
+    {
+    }
 
-    private protected MessageClient(Func<MessageClient, StreamClient> client) => _client = client(this);
+    private protected MessageClient(Func<MessageClient, StreamClient> client)
+    {
+        _client = client(this);
+        _client.Protocol = this; // attached once the client is held: an OnAttached override may use Transport
+    }
 
     /// <summary>The transport client underneath (a <c>TcpClient</c>, <c>SslClient</c> or <c>UdsClient</c>): its options apply to the next connect.</summary>
     public StreamClient Transport => _client;

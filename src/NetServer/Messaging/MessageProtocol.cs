@@ -45,7 +45,7 @@ public class MessageProtocol : StreamProtocol
     private int _maxMessageSize = DefaultMaxMessageSize;
     private byte[]? _batch;
     private int _batched;
-    private bool _batchWaiting; // a batch had to wait for room: no more batching in this delivery
+    private volatile bool _batchWaiting; // a batch waits for room: no batching until it is in the queue (one parked batch at most)
 
     /// <summary>Batch memory is held (between deliveries it never is), for tests.</summary>
     internal bool HoldsBatch => _batch is not null;
@@ -92,7 +92,6 @@ public class MessageProtocol : StreamProtocol
         {
             t_delivering = outer;
             SendBatch(connection);
-            _batchWaiting = false;
             if (_batch is { } batch)
             {
                 _batch = null; // an idle connection holds no batch memory
@@ -154,7 +153,8 @@ public class MessageProtocol : StreamProtocol
 
     internal override void InvokeDetached()
     {
-        _reader.Reset();
+        FlushHeld(); // answers batched before a switch inside OnMessage go before the new protocol's sends
+        _reader.Reset(); // a message still handed out to OnMessage is released by it, not here
         base.InvokeDetached();
     }
 
@@ -258,7 +258,12 @@ public class MessageProtocol : StreamProtocol
         return true;
     }
 
-    private static async Task ReturnWhenSentAsync(ValueTask<bool> sending, byte[] batch)
+    /// <summary>
+    /// The parked batch went into the queue (or the connection closed): its memory goes back and
+    /// batching resumes. Until then answers meet the send limit one by one, so at most one batch
+    /// per connection ever waits beyond the limit.
+    /// </summary>
+    private async Task ReturnWhenSentAsync(ValueTask<bool> sending, byte[] batch)
     {
         try
         {
@@ -270,6 +275,7 @@ public class MessageProtocol : StreamProtocol
         finally
         {
             ArrayPool<byte>.Shared.Return(batch);
+            _batchWaiting = false;
         }
     }
 

@@ -108,12 +108,17 @@ internal struct MessageReader
         ArrayPool<byte>.Shared.Return(assembly);
     }
 
-    /// <summary>Drops a message being reassembled and gives back its memory (the connection ended).</summary>
+    /// <summary>
+    /// Drops a message being reassembled and gives back its memory (the connection ended, or the
+    /// protocol was replaced). A whole message still handed out keeps its memory until
+    /// <see cref="ReleaseMessage"/>: its handler may still be reading it.
+    /// </summary>
     public void Reset()
     {
+        if (_assembled)
+            return;
         var assembly = _assembly;
         _assembly = null;
-        _assembled = false;
         _assemblyFilled = 0;
         _assemblyLength = 0;
         if (assembly is not null)

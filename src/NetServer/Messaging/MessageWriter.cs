@@ -127,6 +127,8 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         _send?.Dispose();
         _send = null;
         _written = 0;
+        if (_scratch.Length > 64 * 1024)
+            _scratch = []; // a large message built while not connected is not kept for the thread's life
         t_cached = this;
     }
 

@@ -136,6 +136,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     public bool Commit()
     {
         EnsureActive();
+        _owner!.FlushProtocolHeld(); // what the protocol holds back from this thread was sent before this message
         var connection = _connection;
         try
         {
@@ -163,6 +164,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     public ValueTask<bool> CommitAsync(CancellationToken cancellationToken = default)
     {
         EnsureActive();
+        _owner!.FlushProtocolHeld();
         var connection = _connection;
         if (cancellationToken.IsCancellationRequested)
         {

@@ -252,6 +252,9 @@ public abstract partial class StreamConnection
     /// </summary>
     private void FlushProtocol() => Volatile.Read(ref _protocol)?.FlushHeld();
 
+    /// <summary>As <see cref="FlushProtocol"/>, for a writer's commit.</summary>
+    internal void FlushProtocolHeld() => FlushProtocol();
+
     private bool SendQueued(ReadOnlySpan<byte> data)
     {
         FlushProtocol();

@@ -113,6 +113,92 @@ public sealed class MessageBatchTests
     }
 
     [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task At_most_one_batch_waits_beyond_the_send_limit_however_long_the_peer_sends_without_reading(TransportKind kind)
+    {
+        const int Requests = 1_000_000;
+        const int AnswerSize = 64;
+        var accepted = 0;
+        var requests = 0;
+        using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
+        {
+            Attached = static session =>
+            {
+                // No pause on a send backlog: the send limit is the only guard left, as an
+                // application may choose; the batch must not get around it.
+                session.Connection!.OptionSendBufferLimit = 16 * 1024;
+                session.Connection.OptionSendHighWaterMark = 0;
+            },
+            Connected = static session => session.Connection!.Socket!.SendBufferSize = 4096,
+            Message = (session, _) =>
+            {
+                if (session.SendAsync(new byte[AnswerSize]))
+                    Interlocked.Increment(ref accepted);
+                Interlocked.Increment(ref requests);
+            },
+        });
+        Assert.True(server.Start());
+        using var peer = await server.ConnectRawAsync();
+        peer.ReceiveBufferSize = 4096;
+
+        // Empty requests (a 4-byte zero length each), many deliveries of them; the peer never reads.
+        // The write itself stalls once the session stops reading (that is the backpressure).
+        var requestBytes = new byte[Requests * 4];
+        var writing = peer.SendAsync(requestBytes, SocketFlags.None);
+        await HarnessExtensions.WaitUntilStableAsync(() => Volatile.Read(ref requests), "the session's deliveries", TimeSpan.FromMilliseconds(500));
+
+        // Accepted answers are what the kernel, the send limit and one waiting batch hold: bounded,
+        // not one 64 KiB batch parked per delivery for as long as the peer sends.
+        var acceptedBytes = (long)Volatile.Read(ref accepted) * (AnswerSize + 4);
+        peer.Dispose();
+        await writing.ContinueWith(static _ => { }, TaskScheduler.Default).WaitAsync(Wait.Default); // done or failed by the close
+        Assert.True(acceptedBytes < 2 * 1024 * 1024, $"{acceptedBytes} bytes of answers accepted for a peer that reads nothing");
+    }
+
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Answers_batched_before_a_protocol_switch_or_a_writer_commit_go_first(TransportKind kind)
+    {
+        using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
+        {
+            Message = static (session, request) =>
+            {
+                if (request[0] == (byte)'w')
+                {
+                    // A writer started before a small answer and committed after it.
+                    using var writer = session.BeginMessage();
+                    writer.Write(Encoding.ASCII.GetBytes("big"));
+                    session.SendAsync(Encoding.ASCII.GetBytes("ack"));
+                    writer.Commit();
+                    return;
+                }
+
+                session.SendAsync(Encoding.ASCII.GetBytes("ok"));
+                session.Connection!.Protocol = new GreetingProtocol(); // its greeting follows the answer
+            },
+        });
+        Assert.True(server.Start());
+        using var client = server.CreateClient();
+        Assert.True(await client.ConnectAsync().WaitAsync(Wait.Default));
+        Assert.True(client.SendAsync(Encoding.ASCII.GetBytes("w")));
+        Assert.True(client.SendAsync(Encoding.ASCII.GetBytes("switch")));
+
+        var received = new List<string>();
+        for (var i = 0; i < 4; i++)
+        {
+            using var message = await client.ReceiveAsync().AsTask().WaitAsync(Wait.Default);
+            received.Add(Encoding.ASCII.GetString(message.Span));
+        }
+
+        Assert.Equal(["ack", "big", "ok", "hello"], received);
+    }
+
+    private sealed class GreetingProtocol : MessageProtocol
+    {
+        protected internal override void OnConnected() => SendAsync(Encoding.ASCII.GetBytes("hello"));
+    }
+
+    [Theory]
     [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
     public async Task An_idle_session_holds_no_batch_memory_after_answering(TransportKind kind)
     {

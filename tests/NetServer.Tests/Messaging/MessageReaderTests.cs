@@ -169,6 +169,15 @@ public sealed class MessageReaderTests
         Assert.True(reader.AssemblyCapacity > 0);
         reader.ReleaseMessage();
         Assert.Equal(0, reader.AssemblyCapacity);
+
+        // Reset while a reassembled message is handed out (the protocol replaced inside OnMessage):
+        // its memory stays with the handler until ReleaseMessage, never back in the pool under it.
+        Assert.Equal(MessageReadStatus.NeedMoreData, reader.Read(stream.AsSpan(0, 1000), Max, Retention, out _, out _));
+        Assert.Equal(MessageReadStatus.Message, reader.Read(stream.AsSpan(1000), Max, Retention, out _, out _));
+        reader.Reset();
+        Assert.True(reader.AssemblyCapacity > 0);
+        reader.ReleaseMessage();
+        Assert.Equal(0, reader.AssemblyCapacity);
     }
 
     private static byte[] Header(int length)

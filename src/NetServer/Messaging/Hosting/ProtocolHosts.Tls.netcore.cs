@@ -12,11 +12,11 @@ internal static partial class ProtocolHosts
         _ => throw Unsupported(endpoint),
     };
 
-    /// <summary>A TLS client for <paramref name="endpoint"/> whose protocol is <paramref name="protocol"/>.</summary>
-    public static StreamClient CreateClient(SslContext context, EndPoint endpoint, StreamProtocol protocol) => endpoint switch
+    /// <summary>A TLS client for <paramref name="endpoint"/> (its owner attaches the protocol once it holds the client).</summary>
+    public static StreamClient CreateClient(SslContext context, EndPoint endpoint) => endpoint switch
     {
-        IPEndPoint ip => new SslClient(context, ip) { Protocol = protocol },
-        DnsEndPoint dns => new SslClient(context, dns) { Protocol = protocol },
+        IPEndPoint ip => new SslClient(context, ip),
+        DnsEndPoint dns => new SslClient(context, dns),
         _ => throw Unsupported(endpoint),
     };
 

@@ -18,12 +18,12 @@ internal static partial class ProtocolHosts
         _ => throw Unsupported(endpoint),
     };
 
-    /// <summary>A plain client for <paramref name="endpoint"/> whose protocol is <paramref name="protocol"/>.</summary>
-    public static StreamClient CreateClient(EndPoint endpoint, StreamProtocol protocol) => endpoint switch
+    /// <summary>A plain client for <paramref name="endpoint"/> (its owner attaches the protocol once it holds the client).</summary>
+    public static StreamClient CreateClient(EndPoint endpoint) => endpoint switch
     {
-        IPEndPoint ip => new TcpClient(ip) { Protocol = protocol },
-        DnsEndPoint dns => new TcpClient(dns) { Protocol = protocol },
-        _ when endpoint.AddressFamily == AddressFamily.Unix => new UdsClient(endpoint.ToString()!) { Protocol = protocol },
+        IPEndPoint ip => new TcpClient(ip),
+        DnsEndPoint dns => new TcpClient(dns),
+        _ when endpoint.AddressFamily == AddressFamily.Unix => new UdsClient(endpoint.ToString()!),
         _ => throw Unsupported(endpoint),
     };
 
