@@ -58,6 +58,12 @@ public readonly ref struct ProtoMessage
     /// <summary>How many properties (field 6) the envelope carries.</summary>
     public int PropertyCount { get; }
 
+    /// <summary>
+    /// The most properties an envelope may carry (4096): more is refused as malformed, so a peer
+    /// cannot make <see cref="ToEnvelope"/> build millions of entries out of a few bytes each.
+    /// </summary>
+    public const int MaxProperties = 4096;
+
     /// <summary>The properties (field 6) in wire order, read from the received bytes as they are enumerated.</summary>
     public ProtoPropertyEnumerator Properties => new(_raw);
 
@@ -147,7 +153,8 @@ public readonly ref struct ProtoMessage
                         return false;
                     if (!ProtoProperty.TryRead(property, out _, out error))
                         return false;
-                    properties++;
+                    if (++properties > MaxProperties)
+                        return Fail(out error, $"more than {MaxProperties} properties (field 6)");
                     break;
                 case EnvelopeFields.Payload:
                     if (!TryReadBytes(envelope, ref position, wireType, field, out payload, out error))

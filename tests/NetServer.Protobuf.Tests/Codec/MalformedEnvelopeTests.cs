@@ -42,6 +42,23 @@ public sealed class MalformedEnvelopeTests
     }
 
     [Fact]
+    public void Properties_up_to_the_maximum_parse_and_one_more_is_refused()
+    {
+        // An empty property is 2 bytes (tag 0x32, length 0): cheap to send, costly to expand.
+        var atMost = new byte[ProtoMessage.MaxProperties * 2];
+        for (var i = 0; i < atMost.Length; i += 2)
+            atMost[i] = 0x32;
+        Assert.True(ProtoMessage.TryParse(atMost, out var message, out _));
+        Assert.Equal(ProtoMessage.MaxProperties, message.PropertyCount);
+
+        var tooMany = new byte[atMost.Length + 2];
+        atMost.CopyTo(tooMany, 0);
+        tooMany[^2] = 0x32;
+        Assert.False(ProtoMessage.TryParse(tooMany, out _, out var error));
+        Assert.Contains($"more than {ProtoMessage.MaxProperties} properties", error, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Every_prefix_of_a_valid_envelope_is_refused_or_parsed_without_an_exception()
     {
         // A cut inside a field is refused; a cut between fields is a shorter valid envelope.
