@@ -15,6 +15,7 @@ namespace NetServer.Tests.Messaging;
 /// other way the session sends or closes from its OnMessage, nothing accepted is lost when the
 /// batch must wait for room, and an idle session holds no batch memory.
 /// </summary>
+[Collection("Messaging over sockets")]
 public sealed class MessageBatchTests
 {
     [Theory]

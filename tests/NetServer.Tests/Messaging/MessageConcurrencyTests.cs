@@ -11,6 +11,7 @@ using Xunit;
 namespace NetServer.Tests.Messaging;
 
 /// <summary>Many threads sending on one connection, each with every kind of send, and multicast: every message whole, each thread's in order.</summary>
+[Collection("Messaging over sockets")]
 public sealed class MessageConcurrencyTests
 {
     private const int Senders = 8;

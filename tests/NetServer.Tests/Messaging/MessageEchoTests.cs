@@ -6,6 +6,7 @@ using Xunit;
 namespace NetServer.Tests.Messaging;
 
 /// <summary>Whole messages both ways over TCP, Unix sockets and TLS, with the client's awaitable receive.</summary>
+[Collection("Messaging over sockets")]
 public sealed class MessageEchoTests
 {
     [Theory]

@@ -10,6 +10,7 @@ using Xunit;
 namespace NetServer.Tests.Messaging;
 
 /// <summary>Backpressure both ways: awaited sends that wait for room (and cancel cleanly), and the client's bounded receive queue.</summary>
+[Collection("Messaging over sockets")]
 public sealed class MessageFlowTests
 {
     [Theory]

@@ -14,6 +14,7 @@ using Xunit;
 namespace NetServer.Tests.Messaging;
 
 /// <summary>The wire format over real sockets: frames in any pieces, sizes at the limits, and bad length prefixes.</summary>
+[Collection("Messaging over sockets")]
 public sealed class MessageFramingTests
 {
     [Theory]
