@@ -95,7 +95,7 @@ public sealed class Probe
     /// <summary>How many times OnDisconnected ran.</summary>
     public int DisconnectedCount => Volatile.Read(ref _disconnectedCount);
 
-    /// <summary>Bytes delivered to OnReceived so far (counted once the Received callback returned).</summary>
+    /// <summary>Bytes delivered to OnReceived so far (counted before the Received callback runs).</summary>
     public long ReceivedBytes => Interlocked.Read(ref _receivedBytes);
 
     internal void OnConnecting() => Events.Enqueue("connecting");
@@ -160,12 +160,14 @@ public sealed class Probe
         try
         {
             Events.Enqueue("received");
+            // Counted before the callback: a callback that answers (an echo) lets the peer see the
+            // answer, and a test that then looks at this count must see these bytes. A test that
+            // needs what the callback did waits for that, not for this count.
+            Interlocked.Add(ref _receivedBytes, size);
             Received?.Invoke(c, buffer, offset, size);
         }
         finally
         {
-            // Counted after the callback (also one that throws): a test that waits for the count sees what the callback did.
-            Interlocked.Add(ref _receivedBytes, size);
             Volatile.Write(ref _inReceived, 0);
         }
     }

@@ -170,9 +170,9 @@ public sealed class ReceivePauseTests
         long mismatch = -1;
         probe.Received = (_, buffer, offset, size) =>
         {
-            var at = Framing.FindPatternMismatch(buffer.AsSpan((int)offset, (int)size), probe.ReceivedBytes);
+            var at = Framing.FindPatternMismatch(buffer.AsSpan((int)offset, (int)size), probe.ReceivedBytes - size);
             if (at >= 0 && mismatch < 0)
-                mismatch = probe.ReceivedBytes + at;
+                mismatch = probe.ReceivedBytes - size + at;
         };
         using var client = harness.CreateClient(probe);
         Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout));
