@@ -27,6 +27,7 @@ internal sealed class FeedStream : Stream, IValueTaskSource<int>
     private Memory<byte> _pendingBuffer;
     private Action<object?>? _continuation;
     private object? _continuationState;
+    private readonly TaskCompletionSource _firstWait = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private short _version;
     private int _result;
 
@@ -36,8 +37,8 @@ internal sealed class FeedStream : Stream, IValueTaskSource<int>
         _position = frames.Bytes.Length; // nothing to read until the first Feed
     }
 
-    /// <summary>True once the engine waits in a read for more bytes (its continuation registered).</summary>
-    public bool IsWaiting => _waiting && Volatile.Read(ref _continuation) is not null;
+    /// <summary>Completes once the engine first waits in a read (its receive loop started).</summary>
+    public Task FirstWait => _firstWait.Task;
 
     /// <summary>Reads the engine made (zero-byte waits not counted).</summary>
     public long Reads { get; private set; }
@@ -119,6 +120,7 @@ internal sealed class FeedStream : Stream, IValueTaskSource<int>
     {
         _continuationState = state;
         Volatile.Write(ref _continuation, continuation);
+        _firstWait.TrySetResult();
     }
 
     public override bool CanRead => true;

@@ -9,7 +9,7 @@ namespace NetServer.MicroBenchmarks;
 /// Length-prefixed frames (a 4-byte little-endian length, then the payload) parsed as
 /// examples/FramedEcho does: whole frames are consumed, a partial one is left in the receive
 /// buffer. Counts frames and payload bytes; with <see cref="Echo"/> each frame is sent back
-/// whole through the writer seam (<c>BeginSend</c>), as FramedEcho does.
+/// whole through the writer seam (<c>StartSend</c>), as FramedEcho does.
 /// </summary>
 internal sealed class FrameParser : StreamProtocol
 {
@@ -60,7 +60,7 @@ internal sealed class FrameParser : StreamProtocol
 
     private void Send(ReadOnlySpan<byte> payload)
     {
-        using var frame = Connection!.BeginSend(PrefixSize + payload.Length);
+        using var frame = Connection!.StartSend(PrefixSize + payload.Length);
         BinaryPrimitives.WriteInt32LittleEndian(frame.GetSpan(PrefixSize), payload.Length);
         frame.Advance(PrefixSize);
         frame.Write(payload);

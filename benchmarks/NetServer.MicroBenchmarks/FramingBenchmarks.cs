@@ -3,6 +3,7 @@ using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
+using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
 using NetServer.Buffers;
 using NetServer.Streams;
@@ -26,7 +27,7 @@ namespace NetServer.MicroBenchmarks;
 /// hands out the cuts. That is the receive loop secure connections use (LayerReceive): the same
 /// TryGetWritableSpace, Delivered, Deliver, AdaptReadSize and hooks as the plain loop, which only
 /// reads the socket instead of the stream. The socket is connected (the client needs one) and
-/// carries nothing. <see cref="EngineEcho"/> also sends every frame back through BeginSend: the
+/// carries nothing. <see cref="EngineEcho"/> also sends every frame back through StartSend: the
 /// sends are gathered per delivery and written by the flusher to the stream, which drops them.</para>
 /// </remarks>
 [MemoryDiagnoser]
@@ -78,10 +79,10 @@ public class FramingBenchmarks : IDisposable
     }
 
     [GlobalSetup(Target = nameof(Engine))]
-    public void SetupEngine() => StartEngine(echo: false);
+    public Task SetupEngine() => StartEngineAsync(echo: false);
 
     [GlobalSetup(Target = nameof(EngineEcho))]
-    public void SetupEngineEcho() => StartEngine(echo: true);
+    public Task SetupEngineEcho() => StartEngineAsync(echo: true);
 
     [GlobalCleanup]
     public void Dispose()
@@ -153,7 +154,7 @@ public class FramingBenchmarks : IDisposable
         return _parser.Frames;
     }
 
-    private void StartEngine(bool echo)
+    private async Task StartEngineAsync(bool echo)
     {
         _stream = CreateStream();
         _parser = new FrameParser { Echo = echo };
@@ -164,10 +165,9 @@ public class FramingBenchmarks : IDisposable
         _client = new FeedClient((IPEndPoint)_listener.LocalEndPoint!, new FeedLayer(_feed)) { Protocol = _parser };
         var connected = _client.ConnectAsync(CancellationToken.None);
         _peer = _listener.Accept();
-        if (!connected.WaitAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult())
+        if (!await connected.WaitAsync(TimeSpan.FromSeconds(10)))
             throw new InvalidOperationException($"The client did not connect: {_client.DisconnectReason}.");
-        if (!SpinWait.SpinUntil(() => _feed.IsWaiting, TimeSpan.FromSeconds(10)))
-            throw new InvalidOperationException("The engine's receive loop did not start reading.");
+        await _feed.FirstWait.WaitAsync(TimeSpan.FromSeconds(10)); // the engine's receive loop reads (TimeoutException otherwise)
         Check(Engine(), echo ? (long)Frames * FrameSize : 0);
     }
 

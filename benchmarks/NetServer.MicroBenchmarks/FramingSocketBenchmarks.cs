@@ -3,6 +3,7 @@ using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
+using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
 
 namespace NetServer.MicroBenchmarks;
@@ -44,7 +45,7 @@ public class FramingSocketBenchmarks : IDisposable
     public Transports Transport { get; set; }
 
     [GlobalSetup]
-    public void Setup()
+    public async Task Setup()
     {
         _stream = new FrameStream(Frames, Payload, maxCut: 16 * 1024, seed: 1);
         _parser = new FrameParser { Arrived = _arrived };
@@ -70,7 +71,7 @@ public class FramingSocketBenchmarks : IDisposable
         _peer = _listener.Accept();
         if (Transport == Transports.Tcp)
             _peer.NoDelay = true; // a short last cut must not wait for the previous one's acknowledgement
-        if (!connected.WaitAsync(s_timeout).GetAwaiter().GetResult())
+        if (!await connected.WaitAsync(s_timeout))
             throw new InvalidOperationException($"The client did not connect: {_client.DisconnectReason}.");
 
         var frames = Receive();

@@ -31,7 +31,7 @@ public sealed class FramedEcho : StreamProtocol
 
     private void Echo(ReadOnlySpan<byte> payload)
     {
-        using var frame = Connection!.BeginSend(4 + payload.Length); // built in place, sent as one unit
+        using var frame = Connection!.StartSend(4 + payload.Length); // built in place, sent as one unit
         BinaryPrimitives.WriteInt32LittleEndian(frame.GetSpan(4), payload.Length);
         frame.Advance(4);
         frame.Write(payload);

@@ -149,7 +149,7 @@ internal static class Program
         for (var i = 0; i < frames; i++)
         {
             var length = random.Next(0, i % 1000 == 0 ? FramedEcho.MaxFrame : 2000);
-            using var frame = client.BeginSend(4 + length);
+            using var frame = client.StartSend(4 + length);
             BinaryPrimitives.WriteInt32LittleEndian(frame.GetSpan(4), length);
             frame.Advance(4);
             frame.GetSpan(length).Slice(0, length).Fill((byte)(i % 251));

@@ -20,7 +20,7 @@ internal sealed class CounterSession(MessageServer server) : MessageSession(serv
     protected override void OnMessage(ReadOnlySpan<byte> message)
     {
         // The reply is built in place in pooled send memory, its length prefix filled in by Commit.
-        using var reply = BeginMessage(message.Length + 16);
+        using var reply = StartMessage(message.Length + 16);
         var prefix = reply.GetSpan(16);
         Utf8.TryWrite(prefix, CultureInfo.InvariantCulture, $"#{++_count} ", out var written);
         reply.Advance(written);

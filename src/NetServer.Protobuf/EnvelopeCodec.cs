@@ -9,7 +9,7 @@ namespace NetServer.Protobuf;
 /// <summary>
 /// Writes envelopes in their wire format (docs/protobuf.md) into any <see cref="IBufferWriter{T}"/>:
 /// the fields in number order, the payload last. The sessions and clients write straight into the
-/// connection's send memory through <see cref="MessageProtocol.BeginMessage"/>; reading is
+/// connection's send memory through <see cref="MessageProtocol.StartMessage"/>; reading is
 /// <see cref="ProtoMessage.TryParse"/>.
 /// </summary>
 public static class EnvelopeCodec

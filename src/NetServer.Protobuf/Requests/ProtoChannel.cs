@@ -47,7 +47,7 @@ internal sealed class ProtoChannel
     public bool Send(MessageEnvelope envelope)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + envelope.Payload.Length);
         EnvelopeCodec.Write(writer, envelope);
         return writer.Commit();
     }
@@ -55,7 +55,7 @@ internal sealed class ProtoChannel
     public bool Send<T>(MessageEnvelope envelope, T payload)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = _owner.BeginMessage(HeadSizeHint);
+        using var writer = _owner.StartMessage(HeadSizeHint);
         EnvelopeCodec.Write(writer, envelope, payload);
         return writer.Commit();
     }
@@ -63,7 +63,7 @@ internal sealed class ProtoChannel
     public ValueTask<bool> SendAsync(MessageEnvelope envelope, CancellationToken cancellationToken)
     {
         Guard.NotNull(envelope, nameof(envelope));
-        using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + envelope.Payload.Length);
         EnvelopeCodec.Write(writer, envelope);
         return writer.CommitAsync(cancellationToken);
     }
@@ -72,7 +72,7 @@ internal sealed class ProtoChannel
     {
         Guard.NotNull(reply, nameof(reply));
         var requestId = RequestIdOf(in request);
-        using var writer = _owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + reply.Payload.Length);
         EnvelopeCodec.WriteHead(writer, reply, requestId, (reply.Flags & ~ProtoFlags.Request) | ProtoFlags.Response);
         EnvelopeCodec.WritePayload(writer, reply.Payload.Span);
         return writer.Commit();
@@ -81,7 +81,7 @@ internal sealed class ProtoChannel
     public bool Reply<T>(in ProtoMessage request, T payload)
     {
         RequestIdOf(in request);
-        using var writer = _owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + request.HeaderUtf8.Length);
         EnvelopeCodec.WriteReplyHead(writer, in request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -90,7 +90,7 @@ internal sealed class ProtoChannel
     public bool Reply<T>(MessageEnvelope request, T payload)
     {
         RequestIdOf(request);
-        using var writer = _owner.BeginMessage(HeadSizeHint);
+        using var writer = _owner.StartMessage(HeadSizeHint);
         EnvelopeCodec.WriteReplyHead(writer, request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -100,7 +100,7 @@ internal sealed class ProtoChannel
     {
         Guard.NotNull(reply, nameof(reply));
         var requestId = RequestIdOf(request);
-        using var writer = _owner.BeginMessage(HeadSizeHint + reply.Payload.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + reply.Payload.Length);
         EnvelopeCodec.WriteHead(writer, reply, requestId, (reply.Flags & ~ProtoFlags.Request) | ProtoFlags.Response);
         EnvelopeCodec.WritePayload(writer, reply.Payload.Span);
         return writer.Commit();
@@ -109,7 +109,7 @@ internal sealed class ProtoChannel
     public bool ReplyBytes(in ProtoMessage request, ReadOnlySpan<byte> payload)
     {
         RequestIdOf(in request);
-        using var writer = _owner.BeginMessage(HeadSizeHint + request.HeaderUtf8.Length + payload.Length);
+        using var writer = _owner.StartMessage(HeadSizeHint + request.HeaderUtf8.Length + payload.Length);
         EnvelopeCodec.WriteReplyHead(writer, in request);
         EnvelopeCodec.WritePayload(writer, payload);
         return writer.Commit();
@@ -133,7 +133,7 @@ internal sealed class ProtoChannel
         ValueTask<bool> sent;
         try
         {
-            using var writer = _owner.BeginMessage(HeadSizeHint + envelope.Payload.Length);
+            using var writer = _owner.StartMessage(HeadSizeHint + envelope.Payload.Length);
             EnvelopeCodec.WriteHead(writer, envelope, id, (envelope.Flags & ~ProtoFlags.Response) | ProtoFlags.Request);
             if (typed)
                 EnvelopeCodec.WritePayload(writer, payload);
@@ -148,16 +148,7 @@ internal sealed class ProtoChannel
             return reply;
         }
 
-        if (sent.IsCompletedSuccessfully)
-        {
-            if (!sent.Result)
-                Requests.Fail(id, NotSent(id));
-        }
-        else
-        {
-            _ = ObserveSendAsync(sent, id);
-        }
-
+        _ = ObserveSendAsync(sent, id); // completes at once (no allocation) when the send already did
         return reply;
     }
 

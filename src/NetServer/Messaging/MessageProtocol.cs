@@ -176,7 +176,7 @@ public class MessageProtocol : StreamProtocol
     {
         if (text is null)
             ThrowHelper.ThrowArgumentNull(nameof(text));
-        using var writer = BeginMessage(TextEncoding.MaxByteCount(text.Length));
+        using var writer = StartMessage(TextEncoding.MaxByteCount(text.Length));
         var span = writer.GetSpan(TextEncoding.MaxByteCount(text.Length));
         writer.Advance(TextEncoding.Encode(text.AsSpan(), span));
         return writer.Commit();
@@ -204,7 +204,7 @@ public class MessageProtocol : StreamProtocol
             return connection.SendAsync(frame);
         }
 
-        using var writer = BeginMessage(message.Length);
+        using var writer = StartMessage(message.Length);
         writer.Write(message);
         return writer.Commit();
     }
@@ -251,7 +251,7 @@ public class MessageProtocol : StreamProtocol
         var batch = _batch!;
         var sending = connection.SendAsync(new ReadOnlyMemory<byte>(batch, 0, length), CancellationToken.None);
         if (sending.IsCompleted)
-            return sending.IsCompletedSuccessfully && sending.Result;
+            return sending.IsCompletedSuccessfully && sending.Result; // completed: Result does not block
         _batch = null;
         _batchWaiting = true;
         _ = ReturnWhenSentAsync(sending, batch);
@@ -282,7 +282,7 @@ public class MessageProtocol : StreamProtocol
     /// <summary>Sends the parts of <paramref name="message"/> as one message (a header and a body, say), never interleaved with another send.</summary>
     public bool SendAsync(ReadOnlySequence<byte> message)
     {
-        using var writer = BeginMessage((int)Math.Min(message.Length, int.MaxValue - HeaderSize));
+        using var writer = StartMessage((int)Math.Min(message.Length, int.MaxValue - HeaderSize));
         foreach (var part in message)
             writer.Write(part.Span);
         return writer.Commit();
@@ -298,7 +298,7 @@ public class MessageProtocol : StreamProtocol
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting; nothing was sent.</exception>
     public ValueTask<bool> SendAsync(ReadOnlyMemory<byte> message, CancellationToken cancellationToken = default)
     {
-        using var writer = BeginMessage(message.Length);
+        using var writer = StartMessage(message.Length);
         writer.Write(message.Span);
         return writer.CommitAsync(cancellationToken);
     }
@@ -309,12 +309,12 @@ public class MessageProtocol : StreamProtocol
     /// length and sends it as one unit. Dispose the writer (a <c>using</c>) so the next message reuses it.
     /// </summary>
     /// <param name="sizeHint">Bytes the message will probably need (0 if unknown).</param>
-    public MessageWriter BeginMessage(int sizeHint = 0)
+    public MessageWriter StartMessage(int sizeHint = 0)
     {
         if (sizeHint < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), "The size hint cannot be negative.");
         var connection = Connection;
-        var send = connection is null ? null : connection.BeginSend((int)Math.Min((long)sizeHint + HeaderSize, int.MaxValue));
+        var send = connection is null ? null : connection.StartSend((int)Math.Min((long)sizeHint + HeaderSize, int.MaxValue));
         return MessageWriter.Rent(send);
     }
 }

@@ -4,7 +4,7 @@ namespace NetServer;
 /// <summary>
 /// One connection of a <see cref="MessageServer"/>, over whichever transport the server uses.
 /// Override <see cref="MessageProtocol.OnMessage"/> to handle messages; send with the
-/// <c>SendAsync</c> overloads or <see cref="MessageProtocol.BeginMessage"/>.
+/// <c>SendAsync</c> overloads or <see cref="MessageProtocol.StartMessage"/>.
 /// </summary>
 /// <remarks>
 /// The transport session underneath is <see cref="StreamProtocol.Connection"/> (a

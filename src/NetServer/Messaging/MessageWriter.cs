@@ -5,7 +5,7 @@ namespace NetServer;
 
 /// <summary>
 /// Builds one length-prefixed message in pooled send memory (get one with
-/// <see cref="MessageProtocol.BeginMessage"/>): write the payload through
+/// <see cref="MessageProtocol.StartMessage"/>): write the payload through
 /// <see cref="IBufferWriter{T}"/> (protobuf-net, <c>Utf8JsonWriter</c> and others write straight
 /// into it), then <see cref="Commit"/> once: the length prefix is filled in and the message goes
 /// out as one unit, never interleaved with another send. Not thread-safe: one thread builds one message.
@@ -13,14 +13,14 @@ namespace NetServer;
 /// <remarks>
 /// Dispose it when done (a <c>using</c>): it goes back to a per-thread cache, so building messages
 /// allocates nothing. A message that is not committed is dropped by <see cref="Dispose"/>. Do not
-/// touch the writer after disposing it: the next <c>BeginMessage</c> on this thread may hand it out again.
+/// touch the writer after disposing it: the next <c>StartMessage</c> on this thread may hand it out again.
 /// </remarks>
 public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
 {
     [ThreadStatic]
     private static MessageWriter? t_cached;
 
-    private SendWriter? _send; // null when the connection was gone at BeginMessage: writes are dropped
+    private SendWriter? _send; // null when the connection was gone at StartMessage: writes are dropped
     private byte[] _scratch = [];
     private long _written;
     private bool _active;
@@ -118,7 +118,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         }
     }
 
-    /// <summary>Drops a message not committed and gives the writer back for reuse by this thread's next <c>BeginMessage</c>.</summary>
+    /// <summary>Drops a message not committed and gives the writer back for reuse by this thread's next <c>StartMessage</c>.</summary>
     public void Dispose()
     {
         if (ReferenceEquals(t_cached, this))
@@ -160,6 +160,6 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     private void EnsureActive()
     {
         if (!_active)
-            ThrowHelper.ThrowInvalidOperation("This MessageWriter's message was already committed or disposed; get a new one with BeginMessage().");
+            ThrowHelper.ThrowInvalidOperation("This MessageWriter's message was already committed or disposed; get a new one with StartMessage().");
     }
 }

@@ -5,7 +5,7 @@ namespace NetServer;
 /// <summary>
 /// Builds one message in pooled send memory and sends it as one unit: bytes of a message are never
 /// interleaved with another send's, from any thread. Get one with
-/// <see cref="StreamConnection.BeginSend"/>, write through <see cref="IBufferWriter{T}"/> (a
+/// <see cref="StreamConnection.StartSend"/>, write through <see cref="IBufferWriter{T}"/> (a
 /// serializer can write straight into it), then <see cref="Commit"/> once. A message that is not
 /// committed is dropped by <see cref="Dispose"/>.
 /// </summary>
@@ -16,7 +16,7 @@ namespace NetServer;
 /// it coalesces with its neighbours into one socket write instead of costing a chunk of its own.</para>
 /// <para>Dispose the writer when done (a <c>using</c>): that gives it back to a per-thread pool, so
 /// building messages allocates nothing; one never disposed is simply collected. After
-/// <see cref="Dispose"/> the object may be handed out again by <see cref="StreamConnection.BeginSend"/>:
+/// <see cref="Dispose"/> the object may be handed out again by <see cref="StreamConnection.StartSend"/>:
 /// do not touch it afterwards (a second Dispose could drop another message). Not thread-safe: one
 /// thread builds one message.</para>
 /// </remarks>
@@ -30,8 +30,8 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     [ThreadStatic]
     private static SendWriter? t_cached;
 
-    private StreamConnection? _owner; // set while rented (from BeginSend until Dispose)
-    private bool _active;             // a message is being built: from BeginSend until Commit or Dispose
+    private StreamConnection? _owner; // set while rented (from StartSend until Dispose)
+    private bool _active;             // a message is being built: from StartSend until Commit or Dispose
     private Connection? _connection;
     private BufferPool? _pool;
     private byte[]?[] _chunks = new byte[]?[4];
@@ -194,7 +194,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         return StreamConnection.SendCopyWhenRoomAsync(connection, pool, copy, length, cancellationToken);
     }
 
-    /// <summary>Drops a message not committed, and gives the writer back for reuse by this thread's next <see cref="StreamConnection.BeginSend"/>.</summary>
+    /// <summary>Drops a message not committed, and gives the writer back for reuse by this thread's next <see cref="StreamConnection.StartSend"/>.</summary>
     public void Dispose()
     {
         if (_owner is null)
@@ -247,7 +247,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     private void EnsureActive()
     {
         if (!_active)
-            ThrowHelper.ThrowInvalidOperation("This SendWriter's message was already committed or disposed; get a new one with BeginSend().");
+            ThrowHelper.ThrowInvalidOperation("This SendWriter's message was already committed or disposed; get a new one with StartSend().");
     }
 
     private byte[] Reserve(int sizeHint)

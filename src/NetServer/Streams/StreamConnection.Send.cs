@@ -221,7 +221,7 @@ public abstract partial class StreamConnection
     /// so the next message reuses it. An override of <c>SendAsync</c> does not see these messages.
     /// </summary>
     /// <param name="sizeHint">Bytes the message will probably need (0: <see cref="OptionSendBufferSize"/>, at most 16 KiB; more is taken as the message grows).</param>
-    public SendWriter BeginSend(int sizeHint = 0)
+    public SendWriter StartSend(int sizeHint = 0)
     {
         FlushProtocol();
         if (sizeHint < 0)

@@ -17,7 +17,7 @@ namespace NetServer;
 /// never runs concurrently with itself; <see cref="OnDisconnected"/> runs once, last. Sends made
 /// inside the hooks are gathered into one socket write when the hook returns. A hook that throws
 /// closes the connection with <see cref="DisconnectReason.HandlerException"/>.</para>
-/// <para>To send, pause or close, use <see cref="Connection"/>: <c>SendAsync</c>, <c>BeginSend</c>
+/// <para>To send, pause or close, use <see cref="Connection"/>: <c>SendAsync</c>, <c>StartSend</c>
 /// (build a frame in place), <c>PauseReceiving</c>/<c>ResumeReceiving</c>, <c>Disconnect</c>.
 /// Assigning another protocol from inside <see cref="OnReceived"/> (an upgrade) hands the bytes not
 /// consumed yet to the new one at once.</para>

@@ -167,7 +167,7 @@ public sealed class MessageBatchTests
                 if (request[0] == (byte)'w')
                 {
                     // A writer started before a small answer and committed after it.
-                    using var writer = session.BeginMessage();
+                    using var writer = session.StartMessage();
                     writer.Write(Encoding.ASCII.GetBytes("big"));
                     session.SendAsync(Encoding.ASCII.GetBytes("ack"));
                     writer.Commit();

@@ -164,7 +164,7 @@ public sealed class MessageConcurrencyTests
                 case 2: // built in place in three steps
                 {
                     var payload = TaggedPayload.Create(sender, sequence, random.Next(8, 4000));
-                    using var writer = connection.BeginMessage();
+                    using var writer = connection.StartMessage();
                     var cut = random.Next(0, payload.Length);
                     payload.AsSpan(0, cut).CopyTo(writer.GetSpan(cut));
                     writer.Advance(cut);

@@ -226,7 +226,7 @@ public sealed class MessageFlowTests
         var random = new Random(3);
         foreach (var target in new[] { 1, 3000, 300_000 })
         {
-            using var writer = client.BeginMessage(random.Next(0, 100));
+            using var writer = client.StartMessage(random.Next(0, 100));
             var written = 0;
             while (written < target)
             {
@@ -258,14 +258,14 @@ public sealed class MessageFlowTests
         using var client = server.CreateClient();
 
         // Not connected yet: a message can be built, and is dropped.
-        using (var offline = client.BeginMessage(10))
+        using (var offline = client.StartMessage(10))
         {
             offline.Write(new byte[300]);
             Assert.False(offline.Commit());
         }
 
         Assert.True(await client.ConnectAsync().WaitAsync(Wait.Default));
-        using (var dropped = client.BeginMessage())
+        using (var dropped = client.StartMessage())
         {
             dropped.Write(Framing.Pattern(0, 500));
             Framing.FillPattern(dropped.GetSpan(400_000).Slice(0, 400_000), 500);

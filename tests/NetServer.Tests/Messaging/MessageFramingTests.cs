@@ -211,7 +211,7 @@ public sealed class MessageFramingTests
         Assert.True(client.SendAsync(ReadOnlySequence<byte>.Empty));
         Assert.True(client.SendAsync(string.Empty));
         Assert.True(await client.SendAsync(ReadOnlyMemory<byte>.Empty).AsTask().WaitAsync(Wait.Default));
-        using (var writer = client.BeginMessage())
+        using (var writer = client.StartMessage())
             Assert.True(writer.Commit());
 
         for (var i = 0; i < 6; i++)

@@ -250,7 +250,7 @@ public sealed class ProtocolTests
     /// <summary>Echoes a frame through a writer: the prefix through GetSpan/Advance, the payload through Write.</summary>
     internal static void EchoWithWriter(StreamConnection connection, ReadOnlySpan<byte> frame)
     {
-        using var writer = connection.BeginSend(frame.Length);
+        using var writer = connection.StartSend(frame.Length);
         var header = writer.GetSpan(Framing.PrefixSize);
         frame[..Framing.PrefixSize].CopyTo(header);
         writer.Advance(Framing.PrefixSize);
@@ -262,7 +262,7 @@ public sealed class ProtocolTests
     private static ValueTask<bool> SendWithWriterAsync(StreamConnection connection, int sender, int sequence, int payload)
     {
         var frame = Framing.Frame(sender, sequence, payload);
-        var writer = connection.BeginSend();
+        var writer = connection.StartSend();
         var span = writer.GetSpan(Framing.PrefixSize);
         frame.AsSpan(0, Framing.PrefixSize).CopyTo(span);
         writer.Advance(Framing.PrefixSize);

@@ -98,13 +98,13 @@ public sealed class ReviewFindingsTests
         var (peer, session, _) = await harness.ConnectPeerAsync();
         using (peer)
         {
-            var first = session.BeginSend();
+            var first = session.StartSend();
             first.Write(new byte[] { 1 });
             Assert.True(first.Commit());
 
-            // A late Dispose of the first (a using that ends after the next BeginSend) must not
+            // A late Dispose of the first (a using that ends after the next StartSend) must not
             // drop the second message: the committed writer is not reused until disposed.
-            var second = session.BeginSend();
+            var second = session.StartSend();
             Assert.NotSame(first, second);
             second.Write(new byte[] { 2 });
             first.Dispose();
@@ -114,7 +114,7 @@ public sealed class ReviewFindingsTests
             Assert.Equal(new byte[] { 1, 2 }, await Wait.ReadExactlyAsync(peer, 2));
 
             // Disposed writers are reused: building messages allocates nothing.
-            using (var third = session.BeginSend())
+            using (var third = session.StartSend())
                 Assert.Same(second, third);
         }
     }
