@@ -23,7 +23,7 @@ internal sealed class Options
                            stderr once a second while there is traffic, and the totals on exit
           -h, --help       this text
 
-        GET and HEAD on any path but /ws: 200 with the body. TRACE on any path: 200, message/http,
+        GET and HEAD on any path outside /ws: 200 with the body. TRACE on any path: 200, message/http,
         the request head as received. /ws: a WebSocket that sends every message back with its type.
         Stop it with Ctrl+C or SIGTERM.
         """;
