@@ -23,10 +23,13 @@ internal static class HeadlessBrowser
     public static string? Failure => s_probe.Value.Failure;
 
     /// <summary>
-    /// The DOM of <paramref name="page"/> once its scripts have run, as HTML. Chromium's virtual
-    /// time runs the page until it has nothing left to do (no pending fetch, timer or script) or
-    /// for <paramref name="scriptTime"/> of page time, whichever comes first, then dumps; the process
-    /// is killed if it has not finished within <paramref name="timeout"/> of real time.
+    /// The DOM of <paramref name="page"/> once its scripts have run, as HTML. The page runs for
+    /// <paramref name="scriptTime"/> of Chromium's virtual time, which stands still while a load is
+    /// pending and jumps ahead while the page only waits on timers, so a page that fetches and then
+    /// renders (Swagger UI) is dumped rendered, usually in a second or two of real time. Without it,
+    /// --dump-dom races the page's scripts (Swagger UI: every operation in one run, none in the
+    /// next). The process is killed
+    /// if it has not finished within <paramref name="timeout"/> of real time.
     /// </summary>
     public static async Task<string> DumpDomAsync(Uri page, TimeSpan scriptTime, TimeSpan timeout)
     {
