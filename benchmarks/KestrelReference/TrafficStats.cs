@@ -6,7 +6,7 @@ namespace KestrelReference;
 /// <summary>
 /// Requests and WebSocket messages served, and the bytes this process allocated meanwhile
 /// (GC.GetTotalAllocatedBytes, every thread): Kestrel's cost per request, with this program's
-/// handlers, which allocate nothing for a GET.
+/// handlers, which allocate nothing for a GET or a TRACE.
 /// </summary>
 internal sealed class TrafficStats : IDisposable
 {
