@@ -70,7 +70,7 @@ internal partial struct HttpHeadParser
             {
                 head.Framing = HttpBodyFraming.Chunked;
                 // Both fields, or transfer coding from an HTTP/1.0 server: read it, then close.
-                if (facts.HasContentLength || head.MinorVersion == 0)
+                if (facts.HasContentLength || facts.ContentLengthInvalid || head.MinorVersion == 0)
                     head.CloseAfter = true;
             }
             else
