@@ -28,6 +28,8 @@ public class Buffer
     /// <summary>The most bytes a buffer can hold: the largest byte array (<c>Array.MaxLength</c>, which netstandard lacks).</summary>
     internal const int MaxCapacity = 0x7FFFFFC7;
 
+    private const int ShortText = 64;
+
     // Set for the buffers of HTTP messages: their arrays are rented and go back when replaced or released.
     private readonly BufferPool? _pool;
     private byte[] _data;
@@ -230,6 +232,13 @@ public class Buffer
         if (text.IsEmpty)
             return 0;
 
+        // Short ASCII text (header names and values) is copied char by char: cheaper than a call into the encoder.
+        if (text.Length <= ShortText && _data.Length - _size >= text.Length && TryNarrow(text, _data.AsSpan(_size)))
+        {
+            _size += text.Length;
+            return text.Length;
+        }
+
         // The worst case (3 bytes a char) when it fits as is; otherwise the exact size, so a
         // large ASCII text does not triple the buffer.
         var room = _data.Length - _size;
@@ -296,6 +305,19 @@ public class Buffer
         _size = 0;
         _offset = 0;
         ReturnReplaced(array);
+    }
+
+    private static bool TryNarrow(ReadOnlySpan<char> text, Span<byte> destination)
+    {
+        for (var i = 0; i < text.Length; i++)
+        {
+            var c = text[i];
+            if (c >= 0x80)
+                return false;
+            destination[i] = (byte)c;
+        }
+
+        return true;
     }
 
     private static int CheckedCapacity(long value, string name)

@@ -54,6 +54,21 @@ internal sealed partial class HttpMessageStore
         Status = status;
     }
 
+    /// <summary>Starts an HTTP/1.1 response with the standard phrase: one copy of a cached status line.</summary>
+    public void BeginResponse(int status)
+    {
+        if (status is < 100 or > 999)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(status), "An HTTP status code has three digits (100 to 999).");
+        var phrase = HttpStatusPhrases.Get(status);
+        Begin();
+        Cache.Append(HttpStatusPhrases.Http11Line(status));
+        _version = new HttpRange(0, HttpStatusPhrases.Http11.Length);
+        _versionText.Set(HttpStatusPhrases.Http11);
+        _reason = new HttpRange(_version.Length + 5, phrase.Length);
+        _reasonText.Set(phrase);
+        Status = status;
+    }
+
     /// <summary>Appends a header field; a Content-Length or "Transfer-Encoding: chunked" of the application's takes over the body's framing.</summary>
     public void AppendHeader(string name, string value, string nameParameter, string valueParameter)
     {
@@ -165,7 +180,7 @@ internal sealed partial class HttpMessageStore
     /// <summary>Ends the head and appends <paramref name="body"/>; <paramref name="text"/> is its string when the application gave one.</summary>
     public void SetBody(ReadOnlySpan<byte> body, string? text)
     {
-        BeginBody(body.Length);
+        BeginBody(body.Length, firstChunk: true);
         _bodyStart = Cache.Length;
         Cache.Append(body);
         EndBody(body.Length, text);
@@ -175,7 +190,7 @@ internal sealed partial class HttpMessageStore
     public void SetBody(ReadOnlySpan<char> body, string? text)
     {
         var length = body.IsEmpty ? 0 : TextEncoding.ByteCount(body);
-        BeginBody(length);
+        BeginBody(length, firstChunk: true);
         _bodyStart = Cache.Length;
         TextEncoding.Encode(body, Cache.GetSpan(length));
         Cache.Advance(length);
@@ -187,7 +202,7 @@ internal sealed partial class HttpMessageStore
     {
         if (length < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), "A body length cannot be negative.");
-        BeginBody(length);
+        BeginBody(length, firstChunk: false);
         _bodyStart = Cache.Length;
         if (!_contentLengthSet)
             _declaredLength = IsChunked ? -1 : length;
@@ -208,7 +223,8 @@ internal sealed partial class HttpMessageStore
             ThrowHelper.ThrowInvalidOperation("The message's head is complete (SetBody or SetBodyLength was called): clear it or start again with SetBegin.");
     }
 
-    private void BeginBody(int length)
+    /// <summary>Ends the head (with a Content-Length unless the application framed the body); a chunked body's first chunk line when asked.</summary>
+    private void BeginBody(int length, bool firstChunk)
     {
         CheckHeadOpen();
         if (!IsChunked && !_contentLengthSet)
@@ -224,7 +240,7 @@ internal sealed partial class HttpMessageStore
 
         AppendCrLf();
         _headLength = Cache.Length;
-        if (IsChunked && length > 0)
+        if (IsChunked && firstChunk && length > 0)
         {
             Utf8Formatter.TryFormat(length, Cache.GetSpan(8), out var written, new System.Buffers.StandardFormat('X'));
             Cache.Advance(written);

@@ -20,7 +20,14 @@ public partial class HttpResponse
     /// <param name="status">The status code, 100 to 999.</param>
     /// <param name="protocol">The protocol version.</param>
     /// <returns>This response.</returns>
-    public HttpResponse SetBegin(int status, string protocol = "HTTP/1.1") => SetBegin(status, HttpStatusPhrases.Get(status), protocol);
+    public HttpResponse SetBegin(int status, string protocol = "HTTP/1.1")
+    {
+        if (protocol == HttpStatusPhrases.Http11)
+            _store.BeginResponse(status);
+        else
+            _store.BeginResponse(status, HttpStatusPhrases.Get(status), protocol);
+        return this;
+    }
 
     /// <summary>Starts the response anew with its status line: "<paramref name="protocol"/> <paramref name="status"/> <paramref name="statusPhrase"/>".</summary>
     /// <param name="status">The status code, 100 to 999.</param>

@@ -3,6 +3,25 @@ namespace NetServer.Http;
 /// <summary>Reason phrases for status codes: RFC 9110 section 15 and the IANA registry's other codes.</summary>
 internal static class HttpStatusPhrases
 {
+    /// <summary>The protocol of the cached status lines.</summary>
+    public const string Http11 = "HTTP/1.1";
+
+    // "HTTP/1.1 200 OK\r\n" and the like, made on first use, indexed by status - 100.
+    private static readonly byte[]?[] s_lines = new byte[900][];
+
+    /// <summary>The whole HTTP/1.1 status line for a status from 100 to 999, with its standard phrase.</summary>
+    public static byte[] Http11Line(int status)
+    {
+        var line = s_lines[status - 100];
+        if (line is null)
+        {
+            line = TextEncoding.Utf8.GetBytes(string.Concat(Http11, " ", status.ToString(System.Globalization.CultureInfo.InvariantCulture), " ", Get(status), "\r\n"));
+            Volatile.Write(ref s_lines[status - 100], line);
+        }
+
+        return line;
+    }
+
     /// <summary>The phrase for <paramref name="status"/>, "Unknown" for an unregistered code (as NetCoreServer).</summary>
     public static string Get(int status) => status switch
     {
