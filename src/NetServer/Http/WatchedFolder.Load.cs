@@ -19,6 +19,7 @@ internal sealed partial class WatchedFolder
 
         var seen = new HashSet<string>(PathComparer);
         var taken = true;
+        _foldersLeft = MaxFoldersPerScan;
         if (path.Length > _root.Length && File.Exists(path))
         {
             if (_filter.IsMatch(Path.GetFileName(path)) && Admit(path, out var realPath))
@@ -29,9 +30,9 @@ internal sealed partial class WatchedFolder
         }
         else if (Directory.Exists(path))
         {
-            var visited = new HashSet<string>(PathComparer);
-            if (path.Length == _root.Length || Admit(path, out _))
-                taken = Scan(path, seen, visited, 0);
+            var realFolder = _realRoot;
+            if (path.Length == _root.Length || Admit(path, out realFolder))
+                taken = Scan(path, realFolder, seen, new HashSet<string>(PathComparer), 0);
         }
 
         List<string>? gone = null;
@@ -50,14 +51,19 @@ internal sealed partial class WatchedFolder
         return taken;
     }
 
-    private bool Scan(string folder, HashSet<string> seen, HashSet<string> visited, int depth)
+    /// <summary>Loads the files below <paramref name="folder"/>; <paramref name="enclosing"/> holds the real paths of the folders being scanned around it.</summary>
+    private bool Scan(string folder, string realFolder, HashSet<string> seen, HashSet<string> enclosing, int depth)
     {
-        if (depth > MaxDepth)
+        if (depth > MaxDepth || --_foldersLeft < 0)
         {
-            _cache.Report($"'{folder}' is nested more than {MaxDepth} folders deep; not scanned.", null);
+            _cache.Report($"'{folder}' is nested more than {MaxDepth} folders deep, or past {MaxFoldersPerScan} folders in one scan (links can multiply them); not scanned.", null);
             return false;
         }
 
+        // A linked folder that leads back into one being scanned would loop; one reached twice by
+        // two paths that do not nest (a "latest" link beside its target) is cached under both.
+        if (!enclosing.Add(realFolder))
+            return true;
         var taken = true;
         try
         {
@@ -67,9 +73,8 @@ internal sealed partial class WatchedFolder
                     return taken;
                 if (item is DirectoryInfo)
                 {
-                    // A linked folder is entered once: a link back up the tree would loop.
-                    if (Admit(item.FullName, out var realFolder) && visited.Add(realFolder))
-                        taken &= Scan(item.FullName, seen, visited, depth + 1);
+                    if (Admit(item.FullName, out var realSubfolder))
+                        taken &= Scan(item.FullName, realSubfolder, seen, enclosing, depth + 1);
                 }
                 else if (_filter.IsMatch(item.Name) && Admit(item.FullName, out var realPath))
                 {
@@ -81,7 +86,11 @@ internal sealed partial class WatchedFolder
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or SecurityException)
         {
             _cache.Report($"'{folder}' could not be read.", e);
-            return false;
+            taken = false;
+        }
+        finally
+        {
+            enclosing.Remove(realFolder);
         }
 
         return taken;

@@ -27,6 +27,7 @@ internal sealed partial class WatchedFolder : IDisposable
 
     private const int MaxDepth = 64;
     private const int MaxRetries = 20;
+    private const int MaxFoldersPerScan = 100_000;
 
     [ThreadStatic]
     private static LoadScope? t_load;
@@ -43,6 +44,7 @@ internal sealed partial class WatchedFolder : IDisposable
     private readonly object _work = new();
     private readonly Dictionary<string, FileRecord> _files = new(PathComparer);
     private readonly Dictionary<string, int> _retries = new(PathComparer);
+    private int _foldersLeft;
 
     // Guards what the watcher's threads touch: the pending paths and the watcher and timers themselves.
     private readonly object _pendingLock = new();
