@@ -17,18 +17,18 @@ internal sealed partial class WatchedFolder
         if (!FileLinks.IsAtOrUnder(path, _root))
             return true;
 
-        var seen = new HashSet<string>(PathComparer);
-        var taken = true;
-        _foldersLeft = MaxFoldersPerScan;
         if (path.Length > _root.Length && File.Exists(path))
         {
             if (_filter.IsMatch(Path.GetFileName(path)) && Admit(path, out var realPath))
-            {
-                seen.Add(path);
-                taken = Load(path, realPath, force);
-            }
+                return Load(path, realPath, force); // nothing lies below a file: nothing else to forget
+            Forget(path);
+            return true;
         }
-        else if (Directory.Exists(path))
+
+        var seen = new HashSet<string>(PathComparer);
+        var taken = true;
+        _foldersLeft = MaxFoldersPerScan;
+        if (Directory.Exists(path))
         {
             var realFolder = _realRoot;
             if (path.Length == _root.Length || Admit(path, out realFolder))

@@ -28,6 +28,7 @@ internal sealed partial class WatchedFolder : IDisposable
     private const int MaxDepth = 64;
     private const int MaxRetries = 20;
     private const int MaxFoldersPerScan = 100_000;
+    private const int MaxPathsPerBatch = 1000;
 
     [ThreadStatic]
     private static LoadScope? t_load;
@@ -237,7 +238,8 @@ internal sealed partial class WatchedFolder : IDisposable
                 _rescanAll = false;
             }
 
-            if (all)
+            // A flood of events (a checkout, an unpacked archive) is one scan of everything instead.
+            if (all || paths.Count > MaxPathsPerBatch)
             {
                 Reconcile(_root, force: false);
             }

@@ -2,6 +2,7 @@ using System;
 using System.IO;
 using System.Runtime.InteropServices;
 using System.Text;
+using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Http;
 using NetServer.Tests.Infrastructure;
@@ -342,6 +343,46 @@ public sealed class StaticContentTests : IDisposable
         Assert.NotEqual(before, ETagOf("/a.txt"));
         Assert.Equal("7", Header(Wire(Serve("/a.txt")), "Content-Length"));
         Assert.Equal(200, Serve("/a.txt", headers: [("If-None-Match", before)]).Status);
+    }
+
+    [Fact]
+    public async Task Readers_see_one_whole_version_or_the_next_while_a_file_is_replaced()
+    {
+        using var staging = new TempFolder();
+        static string Version(int i) => new((char)('a' + i), 1000 + (i * 37));
+        var stop = false;
+        var seen = 0;
+        string? wrong = null;
+        void Read()
+        {
+            var scratch = new byte[StaticContent.MinScratchSize];
+            var target = "/a.txt"u8.ToArray();
+            while (!Volatile.Read(ref stop))
+            {
+                var reply = StaticContent.Serve(_cache, "GET"u8, target, default(TestHeaders), scratch);
+                var wire = Encoding.Latin1.GetString(reply.Cached.Span);
+                var body = Body(wire);
+                var whole = body == Alphabet || (body.Length > 0 && body == Version(body[0] - 'a'));
+                if (!whole || Header(wire, "Content-Length") != body.Length.ToString(System.Globalization.CultureInfo.InvariantCulture))
+                    wrong ??= wire;
+                Interlocked.Increment(ref seen);
+            }
+        }
+
+        var readers = new[] { Task.Run(Read), Task.Run(Read) };
+        for (var i = 1; i <= 15; i++)
+        {
+            // Replaced the way a deploy should: written beside, then renamed over (atomic on one file system).
+            File.WriteAllText(staging["next.txt"], Version(i));
+            File.Move(staging["next.txt"], _folder["www/a.txt"], overwrite: true);
+            var expected = Version(i);
+            await CacheWaits.UntilAsync(_cache, () => Body(Wire(Serve("/a.txt"))) == expected, $"version {i}");
+        }
+
+        Volatile.Write(ref stop, true);
+        await Task.WhenAll(readers).WaitAsync(CacheWaits.Timeout);
+        Assert.Null(wrong);
+        Assert.True(Volatile.Read(ref seen) > 15);
     }
 
     [Fact]
