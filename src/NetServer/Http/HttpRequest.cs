@@ -10,24 +10,21 @@ namespace NetServer;
 /// </summary>
 /// <remarks>
 /// <para>
-/// <see cref="Cache"/> holds the request as it goes on the wire (head, then body); a client sends
-/// it in one write. A received request's strings (<see cref="Method"/>, <see cref="Url"/>,
-/// <see cref="Header"/>, <see cref="Body"/>, ...) are made from those bytes the first time they are
-/// asked for, once per request, and a string whose bytes repeat in the next request on the
-/// connection is reused; <see cref="Method"/> returns constants for the standard methods. Code on a
-/// hot path can read the bytes without making strings at all: <see cref="MethodBytes"/>,
-/// <see cref="TargetBytes"/>, <see cref="TryGetHeader(ReadOnlySpan{byte}, out ReadOnlySpan{byte})"/>,
-/// <see cref="BodySpan"/>.
+/// <see cref="HttpMessage.Cache"/> holds the request as it goes on the wire (head, then body); a
+/// client sends it in one write. A received request's strings are made on first use and reused
+/// (see <see cref="HttpMessage"/>); <see cref="Method"/> returns constants for the standard
+/// methods. Code on a hot path can read the bytes without making strings at all:
+/// <see cref="MethodBytes"/>, <see cref="TargetBytes"/>,
+/// <see cref="HttpMessage.TryGetHeader(ReadOnlySpan{byte}, out ReadOnlySpan{byte})"/>, <see cref="BodySpan"/>.
 /// </para>
 /// <para>
 /// Differences from NetCoreServer: names and values with CR, LF, NUL or other control characters
 /// throw <see cref="ArgumentException"/> (they would let data rewrite the request); a header after
 /// the body, or a second body, throws <see cref="InvalidOperationException"/>; <see cref="AddCookie"/>
-/// extends the Cookie header line instead of writing after its end. Not thread-safe; a received
-/// request and its <see cref="Cache"/> are valid until the session receives the next one.
+/// extends the Cookie header line instead of writing after its end.
 /// </para>
 /// </remarks>
-public partial class HttpRequest
+public partial class HttpRequest : HttpMessage
 {
     private readonly HttpMessageStore _store;
 
@@ -49,18 +46,14 @@ public partial class HttpRequest
 
     /// <summary>An empty request whose storage comes from <paramref name="pool"/> (a session's).</summary>
     internal HttpRequest(BufferPool pool)
+        : this(new HttpMessageStore(pool, isResponse: false))
     {
-        _store = new HttpMessageStore(pool, isResponse: false);
     }
 
-    /// <summary>True when the request holds nothing.</summary>
-    public bool IsEmpty => _store.Cache.IsEmpty;
-
-    /// <summary>True when the request was received malformed.</summary>
-    public bool IsErrorSet
+    private HttpRequest(HttpMessageStore store)
+        : base(store)
     {
-        get => _store.IsErrorSet;
-        internal set => _store.IsErrorSet = value;
+        _store = store;
     }
 
     /// <summary>The method ("GET", "POST", ...); the standard ones are string constants, so comparing them costs nothing.</summary>
@@ -69,67 +62,14 @@ public partial class HttpRequest
     /// <summary>The request target as sent (not decoded): "/path?query". See <see cref="TryGetPath"/> and <see cref="TryGetQuery"/>.</summary>
     public string Url => _store.TargetText;
 
-    /// <summary>The protocol version, such as "HTTP/1.1".</summary>
-    public string Protocol => _store.VersionText;
-
-    /// <summary>The number of header fields.</summary>
-    public long Headers => _store.HeaderCount;
-
-    /// <summary>The number of cookies in the Cookie header fields.</summary>
-    public long Cookies => _store.CookieCount;
-
-    /// <summary>The body decoded as UTF-8.</summary>
-    public string Body => _store.BodyText;
-
-    /// <summary>A copy of the body (made once per request).</summary>
-    public byte[] BodyBytes => _store.BodyBytes;
-
     /// <summary>The body in place, valid until the request changes.</summary>
     public Span<byte> BodySpan => _store.Body;
-
-    /// <summary>The body's length: the declared Content-Length, or the bytes received for a chunked body.</summary>
-    public long BodyLength => _store.BodyLength;
-
-    /// <summary>The request's bytes as they go on the wire: the head, then the body.</summary>
-    public Buffer Cache => _store.Cache;
 
     /// <summary>The method's bytes, without making a string.</summary>
     public ReadOnlySpan<byte> MethodBytes => _store.MethodBytes;
 
     /// <summary>The request target's bytes as sent, without making a string.</summary>
     public ReadOnlySpan<byte> TargetBytes => _store.TargetBytes;
-
-    /// <summary>The number of trailer fields received after a chunked body.</summary>
-    public long Trailers => _store.TrailerCount;
-
-    internal HttpMessageStore Store => _store;
-
-    /// <summary>The header field at <paramref name="i"/> as (name, value); ("", "") past the last one.</summary>
-    /// <param name="i">The field's index, from 0.</param>
-    /// <returns>The name and value.</returns>
-    public (string, string) Header(int i) => _store.Header(i);
-
-    /// <summary>The cookie at <paramref name="i"/> as (name, value); ("", "") past the last one.</summary>
-    /// <param name="i">The cookie's index, from 0.</param>
-    /// <returns>The name and value.</returns>
-    public (string, string) Cookie(int i) => _store.Cookie(i);
-
-    /// <summary>The trailer field at <paramref name="i"/> as (name, value); ("", "") past the last one.</summary>
-    /// <param name="i">The field's index, from 0.</param>
-    /// <returns>The name and value.</returns>
-    public (string, string) Trailer(int i) => _store.Trailer(i);
-
-    /// <summary>The value of the first header field named <paramref name="name"/> (any case). Only the value's string is made, once per request.</summary>
-    /// <param name="name">The field name.</param>
-    /// <param name="value">The value, or "" when there is none.</param>
-    /// <returns>True when the field is present.</returns>
-    public bool TryGetHeader(string name, out string value) => _store.TryGetHeader(name, out value);
-
-    /// <summary>The value of the first header field named <paramref name="name"/> (ASCII, any case), in place: no string is made.</summary>
-    /// <param name="name">The field name's bytes.</param>
-    /// <param name="value">The value's bytes (spaces around it removed), valid until the request changes.</param>
-    /// <returns>True when the field is present.</returns>
-    public bool TryGetHeader(ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value) => _store.TryGetHeader(name, out value);
 
     /// <summary>
     /// The path of <see cref="Url"/> without its query, percent-decoded as UTF-8 ("%2F" becomes
@@ -165,16 +105,4 @@ public partial class HttpRequest
         text.AppendLine(Body);
         return text.ToString();
     }
-
-    /// <inheritdoc cref="HttpMessageStore.LoadHead"/>
-    internal void LoadHead(ReadOnlySpan<byte> headBytes, HttpHead head) => _store.LoadHead(headBytes, head);
-
-    /// <inheritdoc cref="HttpMessageStore.AppendBody"/>
-    internal bool AppendBody(ReadOnlySpan<byte> data, long limit) => _store.AppendBody(data, limit);
-
-    /// <inheritdoc cref="HttpMessageStore.SetTrailers"/>
-    internal void SetTrailers(ReadOnlySpan<byte> fields, ReadOnlySpan<HttpHeaderRange> ranges) => _store.SetTrailers(fields, ranges);
-
-    /// <inheritdoc cref="HttpMessageStore.Release"/>
-    internal void Release() => _store.Release();
 }
