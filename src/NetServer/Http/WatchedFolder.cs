@@ -53,6 +53,10 @@ internal sealed partial class WatchedFolder : IDisposable
     private bool _rescanAll;
     private long _firstPending;
     private FileSystemWatcher? _watcher;
+
+    // System.Threading.Timer, not the shared TimerWheel: a rescan armed an hour ahead would keep
+    // the wheel's tick thread running in an otherwise idle process, and reading files must not
+    // run on that thread anyway. A folder has two timers; a process has a few folders.
     private Timer? _changeTimer;
     private Timer? _rescanTimer;
     private volatile bool _removed;
