@@ -239,9 +239,13 @@ public class FileCache : IDisposable
     /// <param name="disposingManagedResources">Called from <see cref="Dispose()"/> rather than a finalizer.</param>
     protected virtual void Dispose(bool disposingManagedResources)
     {
-        if (_disposed)
-            return;
-        _disposed = true;
+        lock (_sync)
+        {
+            if (_disposed)
+                return;
+            _disposed = true;
+        }
+
         if (disposingManagedResources)
             Clear();
     }
@@ -321,6 +325,8 @@ public class FileCache : IDisposable
         WatchedFolder? previous;
         lock (_sync)
         {
+            if (_disposed)
+                ThrowHelper.ThrowObjectDisposed(nameof(FileCache)); // disposed meanwhile: nothing would stop this folder's watcher
             _folders.TryGetValue(root, out previous);
             _folders[root] = folder;
             if (previous is not null)

@@ -165,17 +165,8 @@ internal static partial class StaticContent
     private static StaticReply Redirect(ReadOnlySpan<byte> rawPath, ReadOnlySpan<byte> query, Span<byte> scratch)
     {
         // The path goes back as received; only visible ASCII is echoed into a header.
-        foreach (var b in rawPath)
-        {
-            if (b <= 0x20 || b >= 0x7F)
-                return default;
-        }
-
-        foreach (var b in query)
-        {
-            if (b <= 0x20 || b >= 0x7F)
-                return default;
-        }
+        if (!IsVisibleAscii(rawPath) || !IsVisibleAscii(query))
+            return default;
 
         var writer = new HeadWriter(scratch);
         writer.Write("HTTP/1.1 301 Moved Permanently\r\nLocation: "u8);
@@ -191,6 +182,17 @@ internal static partial class StaticContent
         writer.Overflowed
             ? new StaticReply(StaticReplyKind.Whole, 0, response.Bytes)
             : new StaticReply(kind, writer.Length, body);
+
+    private static bool IsVisibleAscii(ReadOnlySpan<byte> text)
+    {
+        foreach (var b in text)
+        {
+            if (b <= 0x20 || b >= 0x7F)
+                return false;
+        }
+
+        return true;
+    }
 
     private static byte[] Ascii(string text)
     {

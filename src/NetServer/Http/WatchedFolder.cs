@@ -53,6 +53,10 @@ internal sealed partial class WatchedFolder : IDisposable
     private bool _rescanAll;
     private long _firstPending;
     private FileSystemWatcher? _watcher;
+
+    // System.Threading.Timer, not the shared TimerWheel: a rescan armed an hour ahead would keep
+    // the wheel's tick thread running in an otherwise idle process, and reading files must not
+    // run on that thread anyway. A folder has two timers; a process has a few folders.
     private Timer? _changeTimer;
     private Timer? _rescanTimer;
     private volatile bool _removed;
@@ -104,6 +108,7 @@ internal sealed partial class WatchedFolder : IDisposable
     /// <summary>Starts watching, then loads every file; returns whether all of them were taken.</summary>
     public bool Start()
     {
+        Exception? watchError = null;
         lock (_pendingLock)
         {
             if (_removed)
@@ -111,7 +116,7 @@ internal sealed partial class WatchedFolder : IDisposable
 
             // The watcher starts first, so nothing written during the first scan goes unseen.
             if (_cache.WatchFolders)
-                StartWatcher();
+                watchError = StartWatcher();
             if (_timeout > TimeSpan.Zero)
             {
                 var period = _timeout < TimeSpan.FromDays(1) ? _timeout : TimeSpan.FromDays(1);
@@ -119,6 +124,8 @@ internal sealed partial class WatchedFolder : IDisposable
             }
         }
 
+        if (watchError is not null)
+            _cache.Report($"'{_root}' cannot be watched; changes are seen only by the periodic scan.", watchError);
         lock (_work)
             return Reconcile(_root, force: false);
     }
@@ -139,18 +146,17 @@ internal sealed partial class WatchedFolder : IDisposable
         }
     }
 
-    private void StartWatcher()
+    private Exception? StartWatcher()
     {
+        // No Filter on the watcher: it would hide folder events (a folder moved in holds files
+        // that raise none of their own); the cache's filter applies to file names below.
+        var watcher = new FileSystemWatcher();
         try
         {
-            // No Filter on the watcher: it would hide folder events (a folder moved in holds files
-            // that raise none of their own); the cache's filter applies to file names below.
-            var watcher = new FileSystemWatcher(_root)
-            {
-                IncludeSubdirectories = true,
-                NotifyFilter = NotifyFilters.FileName | NotifyFilters.DirectoryName | NotifyFilters.LastWrite | NotifyFilters.Size,
-                InternalBufferSize = 64 * 1024,
-            };
+            watcher.Path = _root;
+            watcher.IncludeSubdirectories = true;
+            watcher.NotifyFilter = NotifyFilters.FileName | NotifyFilters.DirectoryName | NotifyFilters.LastWrite | NotifyFilters.Size;
+            watcher.InternalBufferSize = 64 * 1024;
             watcher.Created += OnChanged;
             watcher.Changed += OnChanged;
             watcher.Deleted += OnChanged;
@@ -158,10 +164,12 @@ internal sealed partial class WatchedFolder : IDisposable
             watcher.Error += OnWatcherError;
             watcher.EnableRaisingEvents = true;
             _watcher = watcher;
+            return null;
         }
         catch (Exception e) when (e is IOException or ArgumentException or PlatformNotSupportedException or UnauthorizedAccessException)
         {
-            _cache.Report($"'{_root}' cannot be watched; changes are seen only by the periodic scan.", e);
+            watcher.Dispose();
+            return e;
         }
     }
 
