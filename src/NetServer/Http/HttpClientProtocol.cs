@@ -56,7 +56,7 @@ internal sealed class HttpClientProtocol : StreamProtocol
     /// <summary>Requests sent whose responses have not arrived.</summary>
     public int Outstanding => Volatile.Read(ref _outstanding);
 
-    /// <summary>Sends <paramref name="request"/> (its <see cref="HttpRequest.Cache"/>); false when not connected, refused, or too many requests wait.</summary>
+    /// <summary>Sends <paramref name="request"/> (its <see cref="HttpMessage.Cache"/>); false when not connected, refused, or too many requests wait.</summary>
     public long SendRequest(HttpRequest request, bool blocking)
     {
         if (request is null)

@@ -323,7 +323,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     }
 
     /// <summary>Sends <paramref name="response"/> as the answer to the current request (or, with none pending, as it is).</summary>
-    /// <param name="response">The response; its <see cref="HttpResponse.Cache"/> holds the bytes.</param>
+    /// <param name="response">The response; its <see cref="HttpMessage.Cache"/> holds the bytes.</param>
     /// <param name="blocking">Wait until the bytes are taken (the compatible <c>SendResponse</c>) instead of queuing.</param>
     /// <returns>Bytes sent or queued; 0 when not connected or refused.</returns>
     public long SendResponse(HttpResponse response, bool blocking)

@@ -95,7 +95,7 @@ public class HttpsSession : SslSession, IHttpSessionHandler
 
     /// <summary>
     /// Called from <see cref="OnReceivedRequestHeader"/> to take this request's body in parts
-    /// (<see cref="OnReceivedRequestBodyPart"/>) instead of whole in <see cref="HttpRequest.Body"/>:
+    /// (<see cref="OnReceivedRequestBodyPart"/>) instead of whole in <see cref="HttpMessage.Body"/>:
     /// uploads larger than memory. <c>PauseReceiving</c>/<c>ResumeReceiving</c> hold the peer back.
     /// </summary>
     protected void ReceiveRequestBodyInParts() => _http.StreamRequestBody();
