@@ -4,6 +4,10 @@
 # `dotnet test` (for example: --filter "FullyQualifiedName~HookOrder").
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The programs outside .NET that some tests drive (curl, chromium, wrk, Node and Python WebSocket
+# peers): installed when missing; a test whose tool is still missing is skipped with the reason.
+bash build/install-tools.sh || echo "install-tools failed: tests that need those tools will be skipped" >&2
+
 results="artifacts/test-results"
 rm -rf "$results"
 mkdir -p "$results"

@@ -113,7 +113,7 @@ public class FramingBenchmarks : IDisposable
 
                 // The socket read.
                 var received = Math.Min(left, free.Count);
-                Buffer.BlockCopy(bytes, position, free.Array!, free.Offset, received);
+                System.Buffer.BlockCopy(bytes, position, free.Array!, free.Offset, received);
                 position += received;
                 left -= received;
 

@@ -69,7 +69,7 @@ internal sealed class PooledBuffer : IDisposable
         if (_array is not null && _array.Length >= needed)
         {
             // Enough space overall: slide the unconsumed bytes to the front.
-            Buffer.BlockCopy(_array, _start, _array, 0, length);
+            System.Buffer.BlockCopy(_array, _start, _array, 0, length);
             _start = 0;
             _end = length;
             return;
@@ -80,7 +80,7 @@ internal sealed class PooledBuffer : IDisposable
         var fresh = _pool.Rent(Math.Max(grown, needed));
         if (_array is not null)
         {
-            Buffer.BlockCopy(_array, _start, fresh, 0, length);
+            System.Buffer.BlockCopy(_array, _start, fresh, 0, length);
             _pool.Return(_array);
         }
 

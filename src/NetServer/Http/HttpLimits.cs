@@ -161,6 +161,14 @@ public sealed class HttpLimits
     /// </summary>
     public bool RelaxHostCheck { get; set; }
 
+    /// <summary>A copy without the body limit, for parsing heads when the limit is applied per request after the header hook.</summary>
+    internal HttpLimits WithoutBodyLimit()
+    {
+        var copy = (HttpLimits)MemberwiseClone();
+        copy._maxRequestBodySize = null;
+        return copy;
+    }
+
     private static int Positive(int value, string name)
     {
         if (value <= 0)

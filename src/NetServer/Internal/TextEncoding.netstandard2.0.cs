@@ -20,4 +20,12 @@ internal static partial class TextEncoding
         fixed (byte* p = bytes)
             return Utf8.GetString(p, bytes.Length);
     }
+
+    public static unsafe int ByteCount(ReadOnlySpan<char> text)
+    {
+        if (text.IsEmpty)
+            return 0;
+        fixed (char* chars = text)
+            return Utf8.GetByteCount(chars, text.Length);
+    }
 }

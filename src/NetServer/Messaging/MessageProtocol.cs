@@ -313,6 +313,8 @@ public class MessageProtocol : StreamProtocol
     {
         if (sizeHint < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), "The size hint cannot be negative.");
+        if (sizeHint <= StackFrame - HeaderSize && ReferenceEquals(t_delivering, this) && !_batchWaiting)
+            return MessageWriter.RentBatched(this); // an answer from OnMessage: joins the delivery's batch on commit
         var connection = Connection;
         var send = connection is null ? null : connection.StartSend((int)Math.Min((long)sizeHint + HeaderSize, int.MaxValue));
         return MessageWriter.Rent(send);

@@ -11,6 +11,9 @@ namespace NetServer;
 /// out as one unit, never interleaved with another send. Not thread-safe: one thread builds one message.
 /// </summary>
 /// <remarks>
+/// A small message started inside the protocol's own <c>OnMessage</c> is built in the writer's
+/// scratch memory and joins that delivery's answer batch on commit (one engine send per delivery,
+/// as <c>SendAsync</c>); once it grows past 1 KiB it moves into the send queue's memory.
 /// Dispose it when done (a <c>using</c>): it goes back to a per-thread cache, so building messages
 /// allocates nothing. A message that is not committed is dropped by <see cref="Dispose"/>. Do not
 /// touch the writer after disposing it: the next <c>StartMessage</c> on this thread may hand it out again.
@@ -20,7 +23,11 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     [ThreadStatic]
     private static MessageWriter? t_cached;
 
-    private SendWriter? _send; // null when the connection was gone at StartMessage: writes are dropped
+    // Largest payload built in scratch memory for the answer batch; a longer one moves to the send queue.
+    private const int BatchedLimit = 1024 - MessageProtocol.HeaderSize;
+
+    private SendWriter? _send; // null: built in _scratch (for _batchOwner's batch, or dropped when not connected)
+    private MessageProtocol? _batchOwner; // the delivering protocol whose answer batch takes the message
     private byte[] _scratch = [];
     private long _written;
     private bool _active;
@@ -37,15 +44,26 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         var writer = t_cached ?? new MessageWriter();
         t_cached = null;
         writer._send = send;
+        writer._batchOwner = null;
         writer._written = 0;
         writer._active = true;
         if (send is not null)
-        {
-            send.GetSpan(MessageProtocol.HeaderSize);
-            send.Advance(MessageProtocol.HeaderSize); // the prefix, filled in by Commit
-        }
-
+            ReservePrefix(send);
         return writer;
+    }
+
+    /// <summary>A writer building in scratch memory for <paramref name="owner"/>'s answer batch.</summary>
+    internal static MessageWriter RentBatched(MessageProtocol owner)
+    {
+        var writer = Rent(null);
+        writer._batchOwner = owner;
+        return writer;
+    }
+
+    private static void ReservePrefix(SendWriter send)
+    {
+        send.GetSpan(MessageProtocol.HeaderSize);
+        send.Advance(MessageProtocol.HeaderSize); // the prefix, filled in by Commit
     }
 
     /// <inheritdoc/>
@@ -54,7 +72,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         EnsureActive();
         if (_send is not null)
             _send.Advance(count);
-        else if (count < 0 || count > _scratch.Length)
+        else if (count < 0 || (_batchOwner is null ? 0 : _written) + count > _scratch.Length)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(count), "Advance past the memory returned by GetMemory/GetSpan.");
         _written += count;
     }
@@ -63,6 +81,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     public Memory<byte> GetMemory(int sizeHint = 0)
     {
         EnsureActive();
+        SpillIfLarge(sizeHint);
         return _send is not null ? _send.GetMemory(sizeHint) : Scratch(sizeHint);
     }
 
@@ -70,6 +89,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     public Span<byte> GetSpan(int sizeHint = 0)
     {
         EnsureActive();
+        SpillIfLarge(sizeHint);
         return _send is not null ? _send.GetSpan(sizeHint) : Scratch(sizeHint).Span;
     }
 
@@ -77,8 +97,11 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     public void Write(ReadOnlySpan<byte> data)
     {
         EnsureActive();
+        SpillIfLarge(data.Length);
         if (_send is not null)
             _send.Write(data);
+        else if (_batchOwner is not null)
+            data.CopyTo(Scratch(data.Length).Span);
         _written += data.Length;
     }
 
@@ -90,6 +113,13 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     /// <exception cref="InvalidOperationException">The message is longer than 2 GiB - 1 bytes, or was already committed.</exception>
     public bool Commit()
     {
+        if (_batchOwner is { } owner && _send is null)
+        {
+            EnsureActive();
+            _active = false;
+            return owner.SendAsync(_scratch.AsSpan(0, (int)_written)); // into the batch, or straight on when batching is off
+        }
+
         var send = Finish();
         try
         {
@@ -107,6 +137,8 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
     /// </summary>
     public ValueTask<bool> CommitAsync(CancellationToken cancellationToken = default)
     {
+        if (_batchOwner is not null)
+            Spill(); // awaited backpressure is the send queue's: the batch never waits for room per message
         var send = Finish();
         try
         {
@@ -126,6 +158,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         _active = false;
         _send?.Dispose();
         _send = null;
+        _batchOwner = null;
         _written = 0;
         if (_scratch.Length > 64 * 1024)
             _scratch = []; // a large message built while not connected is not kept for the thread's life
@@ -151,10 +184,39 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
 
     private Memory<byte> Scratch(int sizeHint)
     {
-        // Not connected: the message is built and then dropped; a small scratch array takes the writes.
-        if (_scratch.Length < Math.Max(sizeHint, 256))
-            _scratch = new byte[Math.Max(sizeHint, 256)];
-        return _scratch;
+        // Not connected: the message is built and then dropped; a small scratch array takes the
+        // writes. Batched: the payload so far stays at the front, the caller writes after it.
+        var offset = _batchOwner is null ? 0 : (int)_written;
+        var needed = offset + Math.Max(sizeHint, _batchOwner is null ? 256 : 1);
+        if (_scratch.Length < needed)
+        {
+            var grown = new byte[Math.Max(needed, _batchOwner is null ? 256 : BatchedLimit)];
+            _scratch.AsSpan(0, offset).CopyTo(grown);
+            _scratch = grown;
+        }
+
+        return _scratch.AsMemory(offset);
+    }
+
+    /// <summary>A batched message about to pass <see cref="BatchedLimit"/> moves into the send queue's memory.</summary>
+    private void SpillIfLarge(int sizeHint)
+    {
+        if (_batchOwner is not null && _send is null && _written + Math.Max(sizeHint, 1) > BatchedLimit)
+            Spill();
+    }
+
+    private void Spill()
+    {
+        var owner = _batchOwner!;
+        _batchOwner = null;
+        if (_send is not null)
+            return;
+        var payload = _scratch.AsSpan(0, (int)_written);
+        _send = owner.Connection?.StartSend((int)Math.Min(_written + MessageProtocol.HeaderSize + 1024, int.MaxValue)); // sends the batch first: order kept
+        if (_send is null)
+            return; // the connection is gone: the rest is built in scratch and dropped
+        ReservePrefix(_send);
+        _send.Write(payload);
     }
 
     private void EnsureActive()

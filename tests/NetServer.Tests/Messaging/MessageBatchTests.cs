@@ -194,6 +194,61 @@ public sealed class MessageBatchTests
         Assert.Equal(["ack", "big", "ok", "hello"], received);
     }
 
+    [Theory]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
+    public async Task Small_messages_built_with_a_writer_inside_OnMessage_join_the_batch_in_order(TransportKind kind)
+    {
+        var joined = new List<bool>();
+        using var server = TestMessageServer.Create(kind, s => new DelegateSession(s)
+        {
+            Message = (session, _) =>
+            {
+                using (var writer = session.StartMessage(16))
+                {
+                    Encoding.ASCII.GetBytes("w1", writer.GetSpan(2));
+                    writer.Advance(2);
+                    writer.Write(Encoding.ASCII.GetBytes("+"));
+                    Assert.True(writer.Commit());
+                }
+
+                lock (joined)
+                    joined.Add(session.HoldsBatch); // held for one send at the end of the delivery, not sent alone
+                session.SendAsync(Encoding.ASCII.GetBytes("a"));
+
+                using (var writer = session.StartMessage())
+                {
+                    writer.Write(Encoding.ASCII.GetBytes("w2"));
+                    session.SendAsync(Encoding.ASCII.GetBytes("b")); // committed later: goes after b
+                    writer.Write(new byte[3000]); // past 1 KiB: moves into the send queue, after w1+ and a
+                    Assert.True(writer.Commit());
+                }
+
+                using (var writer = session.StartMessage(8))
+                {
+                    writer.Write(Encoding.ASCII.GetBytes("w3"));
+                    Assert.True(writer.CommitAsync().AsTask().IsCompletedSuccessfully); // awaitable commit: room, so done at once
+                }
+
+                session.SendAsync(Encoding.ASCII.GetBytes("c"));
+            },
+        });
+        Assert.True(server.Start());
+        using var client = server.CreateClient();
+        Assert.True(await client.ConnectAsync().WaitAsync(Wait.Default));
+        Assert.True(client.SendAsync(Encoding.ASCII.GetBytes("go")));
+
+        var received = new List<string>();
+        for (var i = 0; i < 6; i++)
+        {
+            using var message = await client.ReceiveAsync().AsTask().WaitAsync(Wait.Default);
+            received.Add(message.Length > 1000 ? $"{Encoding.ASCII.GetString(message.Span[..2])}+{message.Length - 2}" : Encoding.ASCII.GetString(message.Span));
+        }
+
+        Assert.Equal(["w1+", "a", "b", "w2+3000", "w3", "c"], received);
+        lock (joined)
+            Assert.Equal([true], joined);
+    }
+
     private sealed class GreetingProtocol : MessageProtocol
     {
         protected internal override void OnConnected() => SendAsync(Encoding.ASCII.GetBytes("hello"));

@@ -1,0 +1,82 @@
+namespace NetServer.Http;
+
+/// <summary>
+/// The awaitable request of <see cref="HttpClientEx"/> and <c>HttpsClientEx</c>, written once:
+/// connects when needed (reusing a kept-alive connection), sends one request at a time, and
+/// completes with the response, a <see cref="TimeoutException"/> (the connection is closed, so a
+/// late response cannot be taken for the next request's), an <see cref="OperationCanceledException"/>,
+/// or an <see cref="System.IO.IOException"/> when the connection fails or the response is malformed.
+/// </summary>
+internal sealed class HttpRequestRunner : IDisposable
+{
+    private readonly StreamClient _client;
+    private readonly HttpClientProtocol _http;
+    private readonly SemaphoreSlim _turn = new(1, 1);
+    private TaskCompletionSource<HttpResponse>? _pending;
+
+    public HttpRequestRunner(StreamClient client, HttpClientProtocol http)
+    {
+        _client = client;
+        _http = http;
+    }
+
+    /// <summary>The default time a request may take, connect included.</summary>
+    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromMinutes(1);
+
+    public async Task<HttpResponse> SendAsync(HttpRequest request, TimeSpan? timeout, CancellationToken cancellationToken)
+    {
+        if (request is null)
+            ThrowHelper.ThrowArgumentNull(nameof(request));
+        var limit = timeout ?? DefaultTimeout;
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        if (limit != Timeout.InfiniteTimeSpan)
+            deadline.CancelAfter(limit);
+
+        await _turn.WaitAsync(deadline.Token).ConfigureAwait(false);
+        try
+        {
+            if (!_client.IsConnected)
+                await _client.ConnectAsync(deadline.Token).ConfigureAwait(false);
+
+            var pending = new TaskCompletionSource<HttpResponse>(TaskCreationOptions.RunContinuationsAsynchronously);
+            Volatile.Write(ref _pending, pending);
+            if (_http.SendRequest(request, blocking: false) == 0)
+                throw new System.IO.IOException("The request could not be sent: the connection is closed.");
+
+            using (deadline.Token.Register(static state => ((TaskCompletionSource<HttpResponse>)state!).TrySetCanceled(), pending))
+            {
+                try
+                {
+                    return await pending.Task.ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+                {
+                    _client.Disconnect(); // its response may still come: it must not answer the next request
+                    throw new TimeoutException($"No response within {limit}.");
+                }
+                catch (OperationCanceledException)
+                {
+                    _client.Disconnect();
+                    throw;
+                }
+            }
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new TimeoutException($"No response within {limit}.");
+        }
+        finally
+        {
+            Volatile.Write(ref _pending, null);
+            _turn.Release();
+        }
+    }
+
+    public void Dispose() => _turn.Dispose();
+
+    public void Received(HttpResponse response) => Volatile.Read(ref _pending)?.TrySetResult(response);
+
+    public void Failed(string error) => Volatile.Read(ref _pending)?.TrySetException(new System.IO.IOException(error));
+
+    public void Disconnected() => Volatile.Read(ref _pending)?.TrySetException(new System.IO.IOException("The connection closed before the response arrived."));
+}

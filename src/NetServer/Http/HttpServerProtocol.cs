@@ -1,0 +1,484 @@
+namespace NetServer.Http;
+
+/// <summary>
+/// The server side of HTTP/1.1 over any stream session (TCP, TLS, Unix sockets): parses requests
+/// from the retained receive buffer, hands them to the session's hooks one at a time, answers in
+/// order, enforces the limits and timeouts, and closes a connection that broke a rule after
+/// answering it with the rule's status. <see cref="HttpSession"/> and <c>HttpsSession</c> host it;
+/// their public surface only forwards here.
+/// </summary>
+/// <remarks>
+/// <para>Pipelining: a request is parsed only once the one before it is answered. A request not
+/// answered inside its hook pauses receiving until the application sends its response (from any
+/// thread), so later requests wait as unparsed bytes in the receive buffer, bounded by it, and
+/// responses can never leave out of order.</para>
+/// <para>Timeouts run on the process's shared clock (one entry per connection): between requests
+/// the keep-alive timeout (the connection closes quietly), from a request's first byte to the end
+/// of its head the request-headers timeout (408), while a body arrives the minimum data rate
+/// (408). None runs while the application works on a request.</para>
+/// </remarks>
+internal sealed partial class HttpServerProtocol : StreamProtocol
+{
+    private static readonly byte[] s_continue = "HTTP/1.1 100 Continue\r\n\r\n"u8.ToArray();
+
+    [ThreadStatic]
+    private static byte[]? t_staticScratch; // a head built for one static reply, sent before the call returns
+
+    private readonly IHttpSessionHandler _handler;
+    private readonly HttpLimits _limits;
+    private readonly HttpLimits _headLimits; // the same without the body limit: it is applied per request, after the header hook
+    private readonly HttpHead _head = new();
+    private readonly HttpHead _trailers = new();
+    private readonly HttpDeadline _deadline;
+    private HttpHeadParser _parser;
+    private HttpBodyReader _body;
+    private volatile Phase _phase;
+    private bool _isHeadRequest;   // the request being answered is HEAD: its response goes without a body
+    private bool _closeAfter;      // the request being answered asked to close (or its framing forces it)
+    private bool _streamingBody;   // the application takes this request's body in parts
+    private bool _delivering;      // inside OnReceived: an answer lets parsing go on without a resume
+    private bool _answered;        // the request being delivered was answered during its hooks
+    private bool _closeResponse;   // the answer being sent ends the connection
+    private bool _chunkedBody;     // the answer's head went out with chunked coding: body parts are chunks until EndBody
+    private long _bodyRemaining;   // the answer's head declared more body than went out with it
+
+    public HttpServerProtocol(IHttpSessionHandler handler, HttpLimits limits)
+    {
+        _handler = handler;
+        _limits = limits;
+        _headLimits = limits.WithoutBodyLimit();
+        _deadline = new HttpDeadline(this);
+        Request = new HttpRequest(BufferPool.Shared);
+        Response = new HttpResponse(BufferPool.Shared);
+        MaxRequestBodySize = limits.MaxRequestBodySize;
+    }
+
+    private enum Phase : byte
+    {
+        Head,      // waiting for (or reading) a request head
+        Body,      // reading the body of Request
+        Answering, // Request is complete and not answered yet: receiving is paused
+        Closing,   // a rule was broken or the connection is to close after the response: nothing more is parsed
+    }
+
+    /// <summary>The request being received or answered (reused for every request of the connection).</summary>
+    public HttpRequest Request { get; }
+
+    /// <summary>The session's response object (reused; the application fills it and sends it).</summary>
+    public HttpResponse Response { get; }
+
+    /// <summary>The body limit of the current request (set from the limits for each request; the header hook may change it).</summary>
+    public long? MaxRequestBodySize { get; set; }
+
+    /// <summary>The limits this connection enforces.</summary>
+    public HttpLimits Limits => _limits;
+
+    protected internal override void OnConnected() => _deadline.ArmKeepAlive(_limits.KeepAliveTimeout);
+
+    protected internal override int OnReceived(ReadOnlySpan<byte> data)
+    {
+        var connection = Connection;
+        if (connection is null)
+            return data.Length;
+        _delivering = true;
+        try
+        {
+            return Receive(connection, data);
+        }
+        finally
+        {
+            _delivering = false;
+        }
+    }
+
+    private int Receive(StreamConnection connection, ReadOnlySpan<byte> data)
+    {
+        var consumed = 0;
+        while (consumed < data.Length || _phase == Phase.Body)
+        {
+            switch (_phase)
+            {
+                case Phase.Head:
+                    if (!ReadHead(connection, data, ref consumed))
+                        return _phase == Phase.Closing ? data.Length : consumed;
+                    break;
+                case Phase.Body:
+                    if (!ReadBody(connection, data, ref consumed))
+                        return _phase == Phase.Closing ? data.Length : consumed;
+                    break;
+                case Phase.Answering:
+                    return consumed; // the next request waits in the receive buffer until this one is answered
+                default:
+                    return data.Length; // closing: whatever else arrives is dropped
+            }
+        }
+
+        return consumed;
+    }
+
+    /// <summary>Parses a request head; true when one was complete and its body (if any) is next.</summary>
+    private bool ReadHead(StreamConnection connection, ReadOnlySpan<byte> data, ref int consumed)
+    {
+        var input = data.Slice(consumed);
+        _deadline.ArmHeaders(_limits.RequestHeadersTimeout); // from the first byte of a request (no-op once armed)
+        var status = _parser.ParseRequestHead(input, _headLimits, _head, out var used);
+        if (status == HttpParseStatus.NeedMoreData)
+        {
+            consumed += used;
+            return false;
+        }
+
+        if (status == HttpParseStatus.Error)
+        {
+            Refuse(connection, _parser.Error.Status, _parser.Error.Reason!);
+            return false;
+        }
+
+        Request.LoadHead(input.Slice(0, used), _head);
+        consumed += used;
+        _isHeadRequest = Request.Store.MethodBytes.SequenceEqual("HEAD"u8);
+        _closeAfter = _head.CloseAfter;
+        _streamingBody = false;
+        _answered = false;
+        MaxRequestBodySize = _limits.MaxRequestBodySize;
+        _deadline.Stop();
+
+        _handler.ReceivedRequestHeader(Request);
+        if (_phase == Phase.Closing || !ReferenceEquals(Connection, connection))
+            return false;
+
+        var framing = _head.Framing;
+        _body = new HttpBodyReader(framing, _head.ContentLength, MaxRequestBodySize, _limits, _trailers);
+        if (_answered)
+        {
+            // Answered from the header hook (a refusal, say): the body it did not want is not read,
+            // so the connection cannot carry another request.
+            _phase = Phase.Closing;
+            if (framing != HttpBodyFraming.None)
+                connection.Disconnect();
+            return false;
+        }
+
+        if (framing == HttpBodyFraming.None)
+            return Complete(connection);
+
+        if (_head.ExpectContinue && _body.Error.IsNone && _head.MinorVersion >= 1)
+            connection.SendAsync(s_continue);
+        _phase = Phase.Body;
+        _deadline.ArmBodyRate(_limits);
+        return true;
+    }
+
+    /// <summary>Reads body bytes; true when the request is complete and answered (parsing may go on).</summary>
+    private bool ReadBody(StreamConnection connection, ReadOnlySpan<byte> data, ref int consumed)
+    {
+        while (true)
+        {
+            var status = _body.Read(data.Slice(consumed), out var part, out var used);
+            consumed += used;
+            switch (status)
+            {
+                case HttpBodyStatus.NeedMoreData:
+                    return false;
+                case HttpBodyStatus.Error:
+                    Refuse(connection, _body.Error.Status, _body.Error.Reason!);
+                    return false;
+                case HttpBodyStatus.Data:
+                    _deadline.CountBody(part.Length);
+                    if (_streamingBody)
+                    {
+                        _handler.ReceivedRequestBodyPart(Request, part);
+                        if (_phase == Phase.Closing || !ReferenceEquals(Connection, connection))
+                            return false;
+                        if (connection.IsReceivingPaused)
+                            return false; // backpressure: the rest waits in the receive buffer
+                    }
+                    else if (!Request.AppendBody(part, MaxRequestBodySize ?? long.MaxValue))
+                    {
+                        Refuse(connection, 413, "The request body is larger than the limit (MaxRequestBodySize).");
+                        return false;
+                    }
+
+                    break;
+                default:
+                    if (!part.IsEmpty)
+                        Request.SetTrailers(part, _trailers.Headers);
+                    _deadline.Stop();
+                    return Complete(connection);
+            }
+        }
+    }
+
+    /// <summary>Hands a whole request to the application; true when it was answered and the next one may be parsed.</summary>
+    private bool Complete(StreamConnection connection)
+    {
+        _phase = Phase.Answering;
+        if (_handler.Cache is { Empty: false } cache && ServeStatic(connection, cache))
+            return _phase == Phase.Head && ReferenceEquals(Connection, connection);
+        _handler.ReceivedRequest(Request);
+        if (_phase != Phase.Answering || !ReferenceEquals(Connection, connection))
+            return _phase == Phase.Head && ReferenceEquals(Connection, connection);
+
+        // Not answered yet: hold further requests until the application answers.
+        connection.PauseReceiving();
+        if (_phase != Phase.Answering)
+            connection.ResumeReceiving(); // answered from another thread in between
+        return false;
+    }
+
+    /// <summary>Answers a GET or HEAD for static content from the cache; false when the request is not for it.</summary>
+    private bool ServeStatic(StreamConnection connection, FileCache cache)
+    {
+        var scratch = t_staticScratch ??= new byte[StaticContent.MinScratchSize];
+        var store = Request.Store;
+        var reply = StaticContent.Serve(cache, store.MethodBytes, store.TargetBytes, new StoreHeaders(store), scratch);
+        if (!reply.IsStatic)
+            return false;
+
+        _answered = true;
+        _closeResponse = _closeAfter;
+        if (reply.Content is { } content)
+        {
+            _handler.ReceivedCachedRequest(Request, content); // NetCoreServer's hook: the default sends the cached response
+        }
+        else
+        {
+            if (reply.HeadLength > 0)
+                connection.SendAsync(scratch.AsSpan(0, reply.HeadLength));
+            if (!reply.Cached.IsEmpty)
+                connection.SendAsync(reply.Cached.Span);
+            _closeResponse |= reply.Kind == StaticReplyKind.BadRequest;
+        }
+
+        EndAnswer(connection);
+        return true;
+    }
+
+    /// <summary>The parsed request's header fields, for the static-content layer (no strings, no boxing).</summary>
+    private readonly struct StoreHeaders(HttpMessageStore store) : IHttpHeaderSource
+    {
+        public bool TryGetHeader(ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value) => store.TryGetHeader(name, out value);
+    }
+
+    /// <summary>Answers a request that broke a rule with its status, tells the application, and closes after the answer.</summary>
+    private void Refuse(StreamConnection connection, int status, string reason)
+    {
+        _phase = Phase.Closing;
+        _deadline.Stop();
+        Request.IsErrorSet = true;
+        try
+        {
+            _handler.ReceivedRequestError(Request, $"{status}: {reason}");
+        }
+        finally
+        {
+            SendError(connection, status, reason);
+        }
+    }
+
+    /// <summary>Sends a short plain-text error response and closes the connection once it is out.</summary>
+    internal void SendError(StreamConnection connection, int status, string reason)
+    {
+        _phase = Phase.Closing;
+        // The error path may allocate: it ends the connection.
+        var body = TextEncoding.Utf8.GetBytes(reason);
+        var head = TextEncoding.Utf8.GetBytes(
+            $"HTTP/1.1 {status} {HttpStatusPhrases.Get(status)}\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: {body.Length}\r\nConnection: close\r\n\r\n");
+        connection.SendAsync(Concat(head, body));
+        connection.DisconnectOnProtocolError(reason);
+    }
+
+    private static byte[] Concat(byte[] head, byte[] body)
+    {
+        var all = new byte[head.Length + body.Length];
+        head.CopyTo(all, 0);
+        body.CopyTo(all, head.Length);
+        return all;
+    }
+
+    /// <summary>
+    /// The response ends the connection: it says "Connection: close", or its body has no length
+    /// (neither Content-Length nor chunked) and so runs until the close.
+    /// </summary>
+    private static bool ClosesConnection(HttpResponse response, bool isHeadRequest)
+    {
+        var store = response.Store;
+        if (store.TryGetHeader("Connection"u8, out var connection) && HasToken(connection, "close"u8))
+            return true;
+        var status = store.Status;
+        var bodyless = isHeadRequest || status is >= 100 and < 200 or 204 or 304;
+        return !bodyless && store.HeadLength == 0; // a head never ended has no length (SetBody and SetBodyLength write one)
+    }
+
+    private static bool HasToken(ReadOnlySpan<byte> list, ReadOnlySpan<byte> token)
+    {
+        var position = 0;
+        while (HttpSyntax.NextListElement(list, ref position, out var element))
+        {
+            if (HttpSyntax.EqualsIgnoreCase(element, token))
+                return true;
+        }
+
+        return false;
+    }
+
+    /// <summary>Sends <paramref name="response"/> as the answer to the current request (or, with none pending, as it is).</summary>
+    /// <param name="response">The response; its <see cref="HttpResponse.Cache"/> holds the bytes.</param>
+    /// <param name="blocking">Wait until the bytes are taken (the compatible <c>SendResponse</c>) instead of queuing.</param>
+    /// <returns>Bytes sent or queued; 0 when not connected or refused.</returns>
+    public long SendResponse(HttpResponse response, bool blocking)
+    {
+        if (response is null)
+            ThrowHelper.ThrowArgumentNull(nameof(response));
+        var connection = Connection;
+        if (connection is null)
+            return 0;
+
+        var store = response.Store;
+        var cache = response.Cache;
+        var length = (int)cache.Size;
+        var bodyInCache = length - store.HeadLength;
+        if (_isHeadRequest && store.HeadLength > 0)
+            length = store.HeadLength; // a HEAD answer has the GET answer's head and no body
+        var sent = Send(connection, new ReadOnlySpan<byte>(cache.Data, 0, length), blocking);
+        var status = store.Status;
+        if (status is >= 100 and < 200 && status != 101)
+            return sent; // an interim answer: the final one follows
+
+        _closeResponse = _closeAfter || ClosesConnection(response, _isHeadRequest);
+        _answered = true;
+        var bodyless = _isHeadRequest || status is 204 or 304 or < 200;
+        _chunkedBody = !bodyless && store.IsChunked && store.HeadLength == cache.Size; // the head alone: chunks follow
+        _bodyRemaining = bodyless || _chunkedBody ? 0 : Math.Max(0, store.BodyLength - bodyInCache);
+        if (!_chunkedBody && _bodyRemaining == 0)
+            EndAnswer(connection);
+        return sent;
+    }
+
+    /// <summary>
+    /// Sends body bytes of the response whose head went out alone (<c>SetBodyLength</c>, or
+    /// "Transfer-Encoding: chunked": then each call is one chunk). The answer is over once the
+    /// declared length went out, or with <see cref="EndBody"/> for a chunked one.
+    /// </summary>
+    public long SendBody(ReadOnlySpan<byte> body, bool blocking)
+    {
+        var connection = Connection;
+        if (connection is null)
+            return 0;
+        if (_isHeadRequest)
+            return body.Length; // a HEAD answer carries no body: taken and dropped
+        if (_chunkedBody)
+        {
+            if (body.IsEmpty)
+                return 0; // an empty chunk would end the body
+            using var writer = connection.StartSend(body.Length + 16);
+            HttpChunks.WriteChunk(writer, body);
+            return writer.Commit() ? body.Length : 0; // queued either way: a chunk is framed in place in the send queue
+        }
+
+        var sent = Send(connection, body, blocking);
+        if (_bodyRemaining > 0)
+        {
+            _bodyRemaining -= Math.Min(_bodyRemaining, body.Length);
+            if (_bodyRemaining == 0)
+                EndAnswer(connection);
+        }
+
+        return sent;
+    }
+
+    /// <summary>As <see cref="SendBody(ReadOnlySpan{byte}, bool)"/> for <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/>.</summary>
+    public long SendBody(byte[] buffer, long offset, long size, bool blocking)
+    {
+        ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
+        return SendBody(new ReadOnlySpan<byte>(buffer, start, count), blocking);
+    }
+
+    /// <summary>As <see cref="SendBody(ReadOnlySpan{byte}, bool)"/> for <paramref name="text"/> encoded as UTF-8.</summary>
+    public long SendBodyText(ReadOnlySpan<char> text, bool blocking)
+    {
+        var rented = System.Buffers.ArrayPool<byte>.Shared.Rent(TextEncoding.MaxByteCount(text.Length));
+        try
+        {
+            return SendBody(rented.AsSpan(0, TextEncoding.Encode(text, rented)), blocking);
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>Ends a chunked response body (the last chunk, no trailers): the answer is complete.</summary>
+    public bool EndBody()
+    {
+        var connection = Connection;
+        if (connection is null || !_chunkedBody)
+            return false;
+        _chunkedBody = false;
+        var sent = connection.SendAsync(HttpChunks.LastChunk);
+        EndAnswer(connection);
+        return sent;
+    }
+
+    private static long Send(StreamConnection connection, ReadOnlySpan<byte> bytes, bool blocking) =>
+        blocking ? connection.Send(bytes) : (connection.SendAsync(bytes) ? bytes.Length : 0);
+
+    /// <summary>The current request is fully answered: close, or go on with the next request.</summary>
+    private void EndAnswer(StreamConnection connection)
+    {
+        if (_closeResponse)
+        {
+            _phase = Phase.Closing;
+            connection.Disconnect(); // graceful: the response already queued goes out first
+        }
+        else if (_phase == Phase.Answering)
+        {
+            _phase = Phase.Head;
+            _deadline.ArmKeepAlive(_limits.KeepAliveTimeout);
+            if (!_delivering)
+                connection.ResumeReceiving(); // answered later, from outside the hooks: parse what waits
+        }
+    }
+
+    /// <summary>The header hook asks for the body in parts (an upload larger than memory).</summary>
+    public void StreamRequestBody() => _streamingBody = true;
+
+    /// <summary>The keep-alive or request-headers deadline passed.</summary>
+    internal void OnDeadline(HttpDeadlineKind kind)
+    {
+        var connection = Connection;
+        if (connection is null || _phase == Phase.Closing)
+            return;
+        if (kind == HttpDeadlineKind.KeepAlive)
+        {
+            _phase = Phase.Closing;
+            connection.Disconnect(); // idle between requests: close quietly, as Kestrel does
+            return;
+        }
+
+        SendError(connection, 408, kind == HttpDeadlineKind.Headers
+            ? "The request headers did not arrive within the limit (RequestHeadersTimeout)."
+            : "The request body arrived slower than the minimum data rate (MinRequestBodyDataRate).");
+    }
+
+    internal override void InvokeDisconnected(DisconnectReason reason)
+    {
+        _deadline.Stop();
+        _phase = Phase.Closing;
+        try
+        {
+            base.InvokeDisconnected(reason);
+        }
+        finally
+        {
+            Request.Release();
+            Response.Release();
+        }
+    }
+
+    internal override void InvokeDetached()
+    {
+        _deadline.Stop(); // an upgrade (WebSocket) took the connection over
+        base.InvokeDetached();
+    }
+}

@@ -1,0 +1,143 @@
+using NetServer.Http;
+
+namespace NetServer;
+
+/// <summary>
+/// An HTTPS client (HTTP/1.1 over TLS, the same protocol as <see cref="HttpClient"/>) with callbacks: send requests with <see cref="SendRequestAsync(HttpRequest)"/>
+/// (they may be pipelined), get each response whole in <see cref="OnReceivedResponse"/>, in order.
+/// <see cref="HttpsClientEx"/> adds awaitable requests. See docs/http.md.
+/// </summary>
+public class HttpsClient : SslClient, IHttpClientHandler
+{
+    private readonly HttpClientProtocol _http;
+
+    /// <summary>A client of <paramref name="address"/>:<paramref name="port"/>.</summary>
+    public HttpsClient(SslContext context, IPAddress address, int port)
+        : base(context, address, port) => _http = HttpClient.Attach(this);
+
+    /// <summary>A client of an IP address or host name given as text.</summary>
+    public HttpsClient(SslContext context, string address, int port)
+        : base(context, address, port) => _http = HttpClient.Attach(this);
+
+    /// <summary>A client of the host <paramref name="endpoint"/> names.</summary>
+    public HttpsClient(SslContext context, DnsEndPoint endpoint)
+        : base(context, endpoint) => _http = HttpClient.Attach(this);
+
+    /// <summary>A client of <paramref name="endpoint"/>.</summary>
+    public HttpsClient(SslContext context, IPEndPoint endpoint)
+        : base(context, endpoint) => _http = HttpClient.Attach(this);
+
+    /// <summary>The client's request object: fill it (<c>MakeGetRequest</c>, ...) and send it.</summary>
+    public HttpRequest Request { get; protected set; } = new();
+
+    /// <summary>The response being received, or the last one (one object reused for every response).</summary>
+    protected HttpResponse Response => _http.Response;
+
+    /// <summary>The largest response body accepted (default 64 MiB); a longer one closes the connection with <see cref="OnReceivedResponseError"/>.</summary>
+    public long OptionMaxResponseBodySize
+    {
+        get => _http.MaxResponseBodySize;
+        set => _http.MaxResponseBodySize = value;
+    }
+
+    internal HttpClientProtocol Http => _http;
+
+    /// <summary>Sends <see cref="Request"/> and waits until the bytes are taken.</summary>
+    public long SendRequest() => SendRequest(Request);
+
+    /// <summary>Sends <paramref name="request"/> and waits until the bytes are taken; returns the bytes sent (0 when not connected).</summary>
+    public long SendRequest(HttpRequest request) => _http.SendRequest(request, blocking: true);
+
+    /// <summary>Sends body bytes of a request whose head was sent alone; with chunked coding each call is one chunk.</summary>
+    public long SendRequestBody(byte[] buffer) => _http.SendBody(buffer, blocking: true);
+
+    /// <inheritdoc cref="SendRequestBody(byte[])"/>
+    public long SendRequestBody(byte[] buffer, long offset, long size)
+    {
+        ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
+        return _http.SendBody(new ReadOnlySpan<byte>(buffer, start, count), blocking: true);
+    }
+
+    /// <inheritdoc cref="SendRequestBody(byte[])"/>
+    public long SendRequestBody(ReadOnlySpan<byte> buffer) => _http.SendBody(buffer, blocking: true);
+
+    /// <inheritdoc cref="SendRequestBody(byte[])"/>
+    public long SendRequestBody(string text) => _http.SendBody(TextEncoding.Utf8.GetBytes(text), blocking: true);
+
+    /// <inheritdoc cref="SendRequestBody(byte[])"/>
+    public long SendRequestBody(ReadOnlySpan<char> text) => SendRequestBody(text.ToString());
+
+    /// <summary>Sends <see cref="Request"/> without waiting.</summary>
+    public bool SendRequestAsync() => SendRequestAsync(Request);
+
+    /// <summary>Sends <paramref name="request"/> without waiting (queued); false when not connected or refused.</summary>
+    public bool SendRequestAsync(HttpRequest request) => _http.SendRequest(request, blocking: false) > 0;
+
+    /// <summary>Sends body bytes of a request whose head was sent alone, without waiting.</summary>
+    public bool SendRequestBodyAsync(byte[] buffer) => _http.SendBody(buffer, blocking: false) > 0;
+
+    /// <inheritdoc cref="SendRequestBodyAsync(byte[])"/>
+    public bool SendRequestBodyAsync(byte[] buffer, long offset, long size)
+    {
+        ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
+        return _http.SendBody(new ReadOnlySpan<byte>(buffer, start, count), blocking: false) > 0;
+    }
+
+    /// <inheritdoc cref="SendRequestBodyAsync(byte[])"/>
+    public bool SendRequestBodyAsync(ReadOnlySpan<byte> buffer) => _http.SendBody(buffer, blocking: false) > 0;
+
+    /// <inheritdoc cref="SendRequestBodyAsync(byte[])"/>
+    public bool SendRequestBodyAsync(string text) => _http.SendBody(TextEncoding.Utf8.GetBytes(text), blocking: false) > 0;
+
+    /// <inheritdoc cref="SendRequestBodyAsync(byte[])"/>
+    public bool SendRequestBodyAsync(ReadOnlySpan<char> text) => SendRequestBodyAsync(text.ToString());
+
+    /// <summary>Ends a chunked request body sent part by part (the last chunk).</summary>
+    public bool SendRequestBodyEnd() => _http.EndBody();
+
+    /// <summary>Called when a response's head arrived (its body, if any, follows).</summary>
+    protected virtual void OnReceivedResponseHeader(HttpResponse response)
+    {
+    }
+
+    /// <summary>Called with each whole response, in the order the requests were sent.</summary>
+    protected virtual void OnReceivedResponse(HttpResponse response)
+    {
+    }
+
+    /// <summary>Called when a response is malformed, over a limit or cut short; the connection closes.</summary>
+    protected virtual void OnReceivedResponseError(HttpResponse response, string error)
+    {
+    }
+
+    void IHttpClientHandler.ReceivedResponseHeader(HttpResponse response) => OnReceivedResponseHeader(response);
+
+    void IHttpClientHandler.ReceivedResponse(HttpResponse response)
+    {
+        try
+        {
+            OnReceivedResponse(response);
+        }
+        finally
+        {
+            Runner?.Received(response); // whatever an override does, an awaited request completes
+        }
+    }
+
+    void IHttpClientHandler.ReceivedResponseError(HttpResponse response, string error)
+    {
+        try
+        {
+            OnReceivedResponseError(response, error);
+        }
+        finally
+        {
+            Runner?.Failed(error);
+        }
+    }
+
+    void IHttpClientHandler.Closed() => Runner?.Disconnected();
+
+    /// <summary>The awaitable requests of <see cref="HttpsClientEx"/> (null for the callback client).</summary>
+    private protected HttpRequestRunner? Runner { get; set; }
+}
