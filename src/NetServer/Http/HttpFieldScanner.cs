@@ -63,6 +63,11 @@ internal struct HttpFieldScanner
         error = default;
         while (true)
         {
+            // A line that arrives whole takes two scans; anything else (a line in pieces, an error
+            // to name, the empty line) takes the general path below.
+            if (_scanned == _lineStart && TryParseWholeLine(input, fields, maxBytes, maxCount))
+                continue;
+
             var lf = input.Slice(_scanned).IndexOf(HttpSyntax.LF);
             if (lf < 0)
             {
@@ -108,6 +113,42 @@ internal struct HttpFieldScanner
             _lineStart = lineEnd + 1;
             _scanned = _lineStart;
         }
+    }
+
+    /// <summary>
+    /// The common case in two vectorized scans: the name's tchars up to the colon, then the
+    /// value's allowed bytes up to the CR of the line's CRLF. False, having changed nothing, when
+    /// the line is not a whole valid field line within the limits: the general path then finds
+    /// its end first and reports the same outcome a split line would get.
+    /// </summary>
+    private bool TryParseWholeLine(ReadOnlySpan<byte> input, HttpHead? fields, int maxBytes, int maxCount)
+    {
+        var line = input.Slice(_lineStart);
+        var colon = HttpSyntax.IndexOfNonToken(line);
+        if (colon <= 0 || line[colon] != (byte)':')
+            return false;
+        var valueStart = colon + 1;
+        while (valueStart < line.Length && HttpSyntax.IsWhitespace(line[valueStart]))
+            valueStart++;
+        var cr = HttpSyntax.IndexOfBadValueByte(line.Slice(valueStart));
+        if (cr < 0)
+            return false;
+        cr += valueStart;
+        if (line[cr] != HttpSyntax.CR || cr + 1 == line.Length || line[cr + 1] != HttpSyntax.LF)
+            return false;
+        var lineLength = cr + 2;
+        if ((long)_bytes + lineLength > maxBytes || _count >= maxCount)
+            return false;
+
+        var valueEnd = cr;
+        while (valueEnd > valueStart && HttpSyntax.IsWhitespace(line[valueEnd - 1]))
+            valueEnd--;
+        _count++;
+        fields?.AddHeader(new HttpRange(_lineStart, colon), new HttpRange(_lineStart + valueStart, valueEnd - valueStart));
+        _bytes += lineLength;
+        _lineStart += lineLength;
+        _scanned = _lineStart;
+        return true;
     }
 
     /// <summary>

@@ -118,6 +118,8 @@ public sealed class HttpBodyReaderTests
     [InlineData("5\r\nhell\r\n0\r\n\r\n", 400)]                   // data shorter than the size
     [InlineData("5\r\nhello\n0\r\n\r\n", 400)]                    // bare LF after the data
     [InlineData("5\r\nhello\r0\r\n\r\n", 400)]                    // bare CR after the data
+    [InlineData("5\r\nhelloX\n0\r\n\r\n", 400)]                   // another byte where the CR goes
+    [InlineData("5\r\nhello\n\n0\r\n\r\n", 400)]
     [InlineData("5;a\x01\r\nhello\r\n0\r\n\r\n", 400)]            // control byte in an extension
     [InlineData("5;a\nhello\r\n0\r\n\r\n", 400)]                  // bare LF ends an extension
     [InlineData("5;a\rb\r\nhello\r\n0\r\n\r\n", 400)]             // bare CR in an extension
