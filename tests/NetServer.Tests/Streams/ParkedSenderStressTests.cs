@@ -24,11 +24,12 @@ public sealed class ParkedSenderStressTests(Xunit.Abstractions.ITestOutputHelper
     private const int SendLimit = 4 * 1024;
     private const int MaxFrame = 1500;
 
-    [Theory]
-    [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
-    public async Task Every_parked_sender_is_released_while_others_give_up_around_it(TransportKind kind)
+    // TCP only: the spinning threads load the whole machine for the run, and over a Unix socket
+    // the loop never caught the lost wake-up it was written for (TCP: 2 runs in 4 without the fix).
+    [Fact]
+    public async Task Every_parked_sender_is_released_while_others_give_up_around_it()
     {
-        await using var harness = new ServerHarness(kind);
+        await using var harness = new ServerHarness(TransportKind.Tcp);
         Assert.True(harness.Start());
         var (peer, session, _) = await harness.ConnectPeerAsync();
         using (peer)
