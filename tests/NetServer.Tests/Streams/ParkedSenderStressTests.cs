@@ -17,6 +17,7 @@ namespace NetServer.Tests.Streams;
 /// two steps. Every send must end: a parked sender that nobody will ever release (a lost wake-up)
 /// shows up as a send still waiting long after the queue drained.
 /// </summary>
+[Collection(nameof(ParkedSenderStressTests))]
 public sealed class ParkedSenderStressTests(Xunit.Abstractions.ITestOutputHelper output)
 {
     private static readonly TimeSpan s_run = TimeSpan.FromSeconds(3);
