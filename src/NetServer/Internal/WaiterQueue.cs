@@ -5,8 +5,8 @@ namespace NetServer.Internal;
 /// <summary>
 /// Senders parked until a send queue has room (or has sent up to their watermark), in arrival
 /// order: a list linked through the waiters themselves, so a waiter whose cancellation wins leaves
-/// it at once instead of staying until the queue moves, and "is anyone parked?" is a count, not a
-/// scan. A stalled peer and an application that retries with timeouts cannot grow it: it holds
+/// it at once instead of staying until the queue moves, and "is anyone waiting?" looks at the
+/// head only, not a scan. A stalled peer and an application that retries with timeouts cannot grow it: it holds
 /// only senders that are still waiting.
 /// </summary>
 /// <remarks>
@@ -20,9 +20,11 @@ namespace NetServer.Internal;
 /// callback stuck on the lock would never return.
 /// </para>
 /// <para>
-/// Between a cancellation's claim and its <see cref="Withdraw"/> the waiter is still counted as
-/// parked (a sender arriving meanwhile waits or is refused as if it were); whoever meets it first
-/// unlinks it, and <see cref="Withdraw"/> uncounts it.
+/// A waiter whose wait was ended by someone else than the owner (its cancellation, a blocking
+/// sender's timeout) no longer counts as waiting, even before its <see cref="Withdraw"/> unlinks
+/// it: only the owner's release of room (after a send) wakes parked senders, so a sender that
+/// parked behind it while the queue had drained would never be woken. Whoever meets it first
+/// unlinks it.
 /// </para>
 /// </remarks>
 internal sealed class WaiterQueue(object ownerLock)
@@ -31,13 +33,16 @@ internal sealed class WaiterQueue(object ownerLock)
     private SendWaiter? _head;
     private SendWaiter? _tail;
     private int _length;
-    private int _parked;
 
     /// <summary>Waiters linked (a cancelled one not yet withdrawn included): what the list holds.</summary>
     public int Length => _length;
 
-    /// <summary>Whether a sender is waiting; new senders go behind it.</summary>
-    public bool HasParked => _parked != 0;
+    /// <summary>
+    /// Whether a sender is still waiting (one nobody has ended): new senders go behind it. Only then:
+    /// one parked behind a waiter that gave up, in a queue that has drained, would wait for a
+    /// release that never comes.
+    /// </summary>
+    public bool HasWaiting() => Peek() is not null;
 
     /// <summary>Parks <paramref name="waiter"/> last. Its cancellation, registered afterwards, withdraws it.</summary>
     public void Park(SendWaiter waiter)
@@ -51,7 +56,6 @@ internal sealed class WaiterQueue(object ownerLock)
             _tail.Next = waiter;
         _tail = waiter;
         _length++;
-        _parked++;
     }
 
     /// <summary>The first waiter nobody has ended yet, or null; cancelled ones met at the head are unlinked on the way.</summary>
@@ -74,10 +78,7 @@ internal sealed class WaiterQueue(object ownerLock)
     public bool TryTake(SendWaiter waiter)
     {
         Unlink(waiter);
-        if (!waiter.TryClaim())
-            return false;
-        _parked--;
-        return true;
+        return waiter.TryClaim();
     }
 
     /// <summary>Ends every waiter with false: the owner closed.</summary>
@@ -90,14 +91,11 @@ internal sealed class WaiterQueue(object ownerLock)
         }
     }
 
-    /// <summary>Called by a waiter's cancellation once it has claimed the waiter (without the lock held): unlinks and uncounts it.</summary>
+    /// <summary>Called by whoever ended a waiter's wait other than the owner (without the lock held), once it has claimed it: unlinks it.</summary>
     public void Withdraw(SendWaiter waiter)
     {
         lock (_lock)
-        {
             Unlink(waiter);
-            _parked--;
-        }
     }
 
     private void Unlink(SendWaiter waiter)

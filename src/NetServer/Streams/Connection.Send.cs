@@ -303,7 +303,7 @@ internal sealed partial class Connection
     private bool HasRoomLocked(long length)
     {
         // Parked senders go first; a message larger than the limit may go alone into an empty queue.
-        if (_waiters is { HasParked: true })
+        if (_waiters?.HasWaiting() == true)
             return false;
         var limit = _owner.EffectiveSendLimit;
         return _bytesPending == 0 || _bytesPending + length <= limit;

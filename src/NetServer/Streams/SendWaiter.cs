@@ -11,7 +11,7 @@ namespace NetServer.Streams;
 /// Whoever ends the wait (the flusher releasing it, a close failing it, a cancellation) first
 /// wins <see cref="TryClaim"/>; only the winner touches the payload, so a cancelled send is never
 /// also queued. A waiter parked in a <see cref="WaiterQueue"/> leaves it as soon as its
-/// cancellation wins.
+/// cancellation (or its blocking sender's timeout) wins.
 /// </remarks>
 internal sealed class SendWaiter
 {
@@ -89,13 +89,22 @@ internal sealed class SendWaiter
     /// <summary>Records the queue this waiter is parked in, so its cancellation can leave it.</summary>
     public void ParkIn(WaiterQueue queue) => Volatile.Write(ref _parkedIn, queue);
 
-    private void Cancel()
+    private void Cancel() => TryLeave(canceled: true);
+
+    /// <summary>
+    /// Ends the wait with false unless someone else ended it first (a blocking sender whose send
+    /// timeout passed); the waiter leaves its queue at once. False if it was released or failed meanwhile.
+    /// </summary>
+    public bool TryGiveUp() => TryLeave(canceled: false);
+
+    private bool TryLeave(bool canceled)
     {
         // Claim first, then take the queue's lock (see WaiterQueue); a waiter released or failed meanwhile stays theirs.
         if (!TryClaim())
-            return;
+            return false;
         Volatile.Read(ref _parkedIn)?.Withdraw(this);
-        Finish(result: false, canceled: true);
+        Finish(result: false, canceled);
+        return true;
     }
 
     /// <summary>Takes the right to end this wait; false if someone else already has.</summary>

@@ -360,12 +360,10 @@ public abstract partial class StreamConnection
             var status = connection.Send(data, shared: null, waiter, out watermark);
             if (status == SendStatus.Waiting)
             {
-                if (!WaitWhileSending(connection, waiter) && waiter.TryClaim())
-                {
-                    // No room appeared for the whole send timeout: nothing was queued.
-                    waiter.Finish(false);
+                // No room appeared for the whole send timeout: nothing was queued, and the waiter
+                // leaves the queue (one left behind would hold up every later sender).
+                if (!WaitWhileSending(connection, waiter) && waiter.TryGiveUp())
                     return false;
-                }
 
                 waiter.WaitSynchronously(Timeout.InfiniteTimeSpan); // released meanwhile: its result is set
                 watermark = waiter.Watermark;

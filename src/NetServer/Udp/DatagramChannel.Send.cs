@@ -127,7 +127,7 @@ internal sealed partial class DatagramChannel
     private bool HasRoomLocked(int length)
     {
         // Parked senders go first.
-        if (_waiters.HasParked)
+        if (_waiters.HasWaiting())
             return false;
         var limit = _owner.EffectiveSendLimit;
         var cost = _bytesPending + ((long)_datagramsPending * DatagramQueue.Overhead);

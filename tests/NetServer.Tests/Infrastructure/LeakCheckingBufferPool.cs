@@ -13,6 +13,8 @@ namespace NetServer.Tests.Infrastructure;
 /// <summary>
 /// A buffer pool that remembers every array it lends out (with the stack that rented it) and
 /// fails the test when one is returned twice, returned without being rented, or never returned.
+/// A returned array is filled with <see cref="Poison"/>: bytes read from it after its return (sent
+/// or delivered by an owner that gave it back too early) show up as a run of that byte.
 /// </summary>
 internal sealed class LeakCheckingBufferPool : BufferPool
 {
@@ -60,8 +62,12 @@ internal sealed class LeakCheckingBufferPool : BufferPool
         return array;
     }
 
+    /// <summary>What a returned array is filled with.</summary>
+    public const byte Poison = 0xDD;
+
     public override void Return(byte[] array)
     {
+        Array.Fill(array, Poison);
         Interlocked.Increment(ref _returns);
         if (_outstanding.TryRemove(array, out _))
             Interlocked.Add(ref _outstandingBytes, -array.Length);

@@ -62,12 +62,13 @@ public class WaiterQueueTests
 
         Assert.Equal(2, queue.Length);
         lock (_lock)
-            Assert.True(queue.HasParked);
+            Assert.True(queue.HasWaiting());
         Assert.Equal(new[] { 2, 4 }, ReleaseAll(queue));
         Assert.True(await waiters[1].Task.WaitAsync(Wait.Default));
         Assert.True(await waiters[3].Task.WaitAsync(Wait.Default));
         Assert.Equal(0, queue.Length);
-        Assert.False(queue.HasParked);
+        lock (_lock)
+            Assert.False(queue.HasWaiting());
         foreach (var source in sources)
             source.Dispose();
     }
@@ -84,7 +85,29 @@ public class WaiterQueueTests
         Park(queue, waiter, cancelled.Token);
         Assert.True(waiter.Task.IsCanceled);
         Assert.Equal(0, queue.Length);
-        Assert.False(queue.HasParked);
+        lock (_lock)
+            Assert.False(queue.HasWaiting());
+    }
+
+    [Fact]
+    public void A_waiter_that_gave_up_does_not_count_as_waiting_before_it_is_withdrawn()
+    {
+        var queue = new WaiterQueue(_lock);
+        var waiter = NewWaiter(10);
+        Park(queue, waiter, CancellationToken.None);
+
+        // Its cancellation (or its sender's timeout) has claimed it and not yet taken the lock to
+        // withdraw it: a sender arriving now must not park behind it, since in a drained queue
+        // no release would ever come for the newcomer.
+        Assert.True(waiter.TryClaim());
+        lock (_lock)
+        {
+            Assert.False(queue.HasWaiting());
+            Assert.Equal(0, queue.Length); // met at the head: unlinked on the way
+        }
+
+        queue.Withdraw(waiter); // the late withdrawal finds it gone
+        Assert.Equal(0, queue.Length);
     }
 
     /// <summary>Parks <paramref name="count"/> waiters (of 1, 2, ... bytes), each with a token of its own.</summary>
@@ -151,7 +174,8 @@ public class WaiterQueueTests
             Assert.True(ended.Count(e => e == "cancelled") <= cancelled.Length);
             Assert.Equal(released, released.Order());
             Assert.Equal(0, queue.Length);
-            Assert.False(queue.HasParked);
+            lock (_lock)
+                Assert.False(queue.HasWaiting());
             foreach (var source in sources)
                 source.Dispose();
         }
@@ -181,7 +205,8 @@ public class WaiterQueueTests
             var ended = await Task.WhenAll(waiters.Select(OutcomeAsync));
             Assert.DoesNotContain("released", ended);
             Assert.Equal(0, queue.Length);
-            Assert.False(queue.HasParked);
+            lock (_lock)
+                Assert.False(queue.HasWaiting());
             foreach (var source in sources)
                 source.Dispose();
         }

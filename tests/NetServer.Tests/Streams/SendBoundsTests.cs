@@ -94,6 +94,32 @@ public sealed class SendBoundsTests
     }
 
     [Theory]
+    [InlineData(TransportKind.Uds)] // over TCP the kernel keeps taking a little now and then (window probes, buffer growth)
+    public async Task A_blocking_Send_that_gave_up_while_parked_does_not_hold_up_later_sends(TransportKind kind)
+    {
+        await using var harness = new ServerHarness(kind);
+        Assert.True(harness.Start());
+        var (peer, session, _) = await harness.ConnectPeerAsync();
+        using (peer)
+        {
+            session.OptionSendBufferLimit = 64 * 1024;
+            var position = await HarnessExtensions.FillToTheLimitAsync(session);
+            session.Socket!.SendTimeout = 300;
+            Assert.Equal(0, await HarnessExtensions.RunBlocking(() => session.Send(new byte[1000])).WaitAsync(s_timeout));
+
+            // The peer reads everything queued: the sender that gave up must not count as parked
+            // any more, or every later send waits behind it (or is refused) for good.
+            Assert.Equal(Framing.Pattern(0, (int)position), await Wait.ReadExactlyAsync(peer, (int)position));
+            await Wait.UntilAsync(() => session.BytesPending == 0, "the queue to drain");
+            var more = Framing.Pattern(position, 1000);
+            Assert.True(session.SendAsync(more), "A send into the drained queue was refused.");
+            Assert.True(await session.SendAsync(more.AsMemory()).AsTask().WaitAsync(s_timeout), "An awaitable send into the drained queue failed.");
+            Assert.Equal(more.Concat(more), await Wait.ReadExactlyAsync(peer, 2 * more.Length));
+            Assert.Equal(0, session.CurrentConnection!.ParkedSenders);
+        }
+    }
+
+    [Theory]
     [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
     public async Task A_blocking_Send_whose_bytes_the_kernel_never_takes_closes_the_connection_with_TimedOut(TransportKind kind)
     {

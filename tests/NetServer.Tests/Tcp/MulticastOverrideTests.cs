@@ -60,6 +60,14 @@ public class MulticastOverrideTests
             await Wait.UntilAsync(() => server.Ready.Count == 1 + Plain, "the sessions to connect");
             var counting = server.Ready.OfType<SpanCountingSession>().Single();
 
+            // A session's receive loop starts after its OnConnected and rents a receive buffer for
+            // its first read: one starting while the multicasts below run counts among their rents
+            // (a fresh-clone run saw 21). A byte from each peer, received, shows every loop has
+            // made that read (and that the session is ready for multicasts, which comes before).
+            foreach (var peer in peers)
+                Assert.Equal(1, await peer.SendAsync(new byte[] { 1 }, SocketFlags.None));
+            await Wait.UntilAsync(() => server.Ready.All(static session => session.BytesReceived == 1), "every session to receive its byte");
+
             var payload = Framing.Pattern(0, 1000);
             var reads = peers.Select(peer => Wait.ReadExactlyAsync(peer, Messages * payload.Length)).ToArray();
             var rentsBefore = pool.Rents;

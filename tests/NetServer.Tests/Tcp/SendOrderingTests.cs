@@ -21,6 +21,14 @@ public class SendOrderingTests(Xunit.Abstractions.ITestOutputHelper output)
     private const int MaxPayload = 6000;
     private const int SendLimit = 32 * 1024;
 
+    // Kernel buffers far smaller than what the awaitable senders alone send (2 x ~1.1 MB). The
+    // reader starts only once one of them has had to wait: with the kernel's own buffers (on
+    // loopback they took 4 MB from a peer that read nothing) both could finish without ever
+    // waiting, and then nobody read while the blocking senders waited for the kernel: a blocking
+    // Send gave up after its send timeout and returned 0 (seen in two fresh-clone runs; in 7 of
+    // 150 rounds of a loop under load).
+    private const int KernelBuffer = 16 * 1024;
+
     // --- Receive side ---
 
     [Theory]
@@ -104,6 +112,8 @@ public class SendOrderingTests(Xunit.Abstractions.ITestOutputHelper output)
         using (peer)
         {
             session.OptionSendBufferLimit = SendLimit;
+            session.Socket!.SendBufferSize = KernelBuffer;
+            peer.ReceiveBufferSize = KernelBuffer;
             using var senders = new ConcurrentSenders(session);
 
             // The peer starts reading only once a sender has had to wait, so backpressure really happens.
@@ -149,11 +159,13 @@ public class SendOrderingTests(Xunit.Abstractions.ITestOutputHelper output)
             lock (reader)
                 reader.Feed(buffer.AsSpan((int)offset, (int)size));
         };
+        harness.Probe.Connected = session => session.Socket!.ReceiveBufferSize = KernelBuffer;
         Assert.True(harness.Start());
 
         var probe = new Probe();
         using var client = harness.CreateClient(probe);
         client.OptionSendBufferLimit = SendLimit;
+        client.OptionSendBufferSize = KernelBuffer; // before connecting: also the socket's SO_SNDBUF
         using var owned = senders = new ConcurrentSenders(client);
         Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(Wait.Default));
         await harness.Probe.WaitForSessionsAsync(1);
