@@ -9,13 +9,7 @@ namespace NetServer.Examples.Http;
 /// <summary>One connection: every request that is not a static file goes to the cache.</summary>
 internal sealed class CacheSession(CacheServer server, CacheApi cache) : HttpSession(server)
 {
-    protected override void OnReceivedRequest(HttpRequest request)
-    {
-        // Logged before sending: once the answer is out, a pipelined request may reuse both objects.
-        var response = cache.Answer(request, Response);
-        CacheServerConsole.LogAnswer(request, response);
-        SendResponseAsync(response);
-    }
+    protected override void OnReceivedRequest(HttpRequest request) => SendResponseAsync(cache.Answer(request, Response));
 
     protected override void OnReceivedCachedRequest(HttpRequest request, byte[] content)
     {

@@ -27,9 +27,18 @@ internal sealed class CacheApi
 
     /// <summary>
     /// Fills <paramref name="response"/> with the answer to <paramref name="request"/> and returns
-    /// it. A HEAD request gets the GET answer: the server sends its head (Content-Length included) without the body.
+    /// it, printing "METHOD target -> status". A HEAD request gets the GET answer: the server sends
+    /// its head (Content-Length included) without the body.
     /// </summary>
     public HttpResponse Answer(HttpRequest request, HttpResponse response)
+    {
+        // Printed before the session sends it: once the answer is out, a pipelined request may reuse both objects.
+        Fill(request, response);
+        Console.WriteLine($"{request.Method} {request.Url} -> {response.Status}");
+        return response;
+    }
+
+    private HttpResponse Fill(HttpRequest request, HttpResponse response)
     {
         if (!request.TryGetPath(out var path) || path != Path)
             return response.MakeErrorResponse(404, $"Nothing at {request.Url}; the cache is at {Path}");

@@ -6,7 +6,7 @@ namespace NetServer.Examples;
 
 /// <summary>
 /// What the HTTP and HTTPS cache servers share besides <see cref="CacheApi"/>: finding the API page
-/// (www/api, served at /api), the request log, and the operator's console.
+/// (www/api, served at /api), the log of static requests, and the operator's console.
 /// </summary>
 internal static class CacheServerConsole
 {
@@ -36,10 +36,6 @@ internal static class CacheServerConsole
         Console.WriteLine($"No www/api folder above {AppContext.BaseDirectory} or {Environment.CurrentDirectory}; name one with {WwwOption} DIR.");
         return null;
     }
-
-    /// <summary>Prints one line per request answered by the application, as "METHOD target -> status".</summary>
-    public static void LogAnswer(HttpRequest request, HttpResponse response) =>
-        Console.WriteLine($"{request.Method} {request.Url} -> {response.Status}");
 
     /// <summary>Prints one line per request answered from the static content.</summary>
     public static void LogStatic(HttpRequest request) => Console.WriteLine($"{request.Method} {request.Url} -> static");
