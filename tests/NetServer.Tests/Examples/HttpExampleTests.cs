@@ -56,6 +56,7 @@ public sealed class HttpExampleTests
         var trace = await client.SendTraceRequest("/api/cache", s_timeout);
         Assert.Equal(200, trace.Status);
         Assert.StartsWith("TRACE /api/cache HTTP/1.1\r\n", trace.Body, StringComparison.Ordinal);
+        Assert.Contains($"\r\nHost: 127.0.0.1:{port}\r\n", trace.Body, StringComparison.Ordinal); // added by the client
 
         await AssertAnswerAsync(client.SendGetRequest("/elsewhere", s_timeout), 404, "Nothing at /elsewhere; the cache is at /api/cache");
 
