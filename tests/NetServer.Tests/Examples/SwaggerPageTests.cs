@@ -13,8 +13,8 @@ namespace NetServer.Tests.Examples;
 /// <summary>
 /// www/api, the HTTP example's API page, as a browser shows it: headless Chromium loads
 /// index.html over HTTP, Swagger UI fetches openapi.yaml and renders it, and the rendered page
-/// must list every cache operation the document describes. Served for now by the tests' own
-/// <see cref="StaticFileServer"/>; to move to the HttpServer example once it serves www/api.
+/// must list every cache operation the document describes. Served by the HttpServer example (a
+/// child process on a free port), which finds www/api itself as a user's run does.
 /// </summary>
 public sealed class SwaggerPageTests
 {
@@ -27,8 +27,9 @@ public sealed class SwaggerPageTests
         var documented = DocumentedOperations(Path.Combine(www, "api", "openapi.yaml"));
         Assert.Equal(s_cacheMethods.Order(), documented.Where(o => o.Path == "/api/cache").Select(o => o.Method).Order());
 
-        using var server = new StaticFileServer(www);
-        var dom = await HeadlessBrowser.DumpDomAsync(new Uri(server.Address, "api/index.html"), TimeSpan.FromSeconds(10), TimeSpan.FromSeconds(60));
+        await using var server = ProgramProcess.Start("HttpServer", "0", IPAddress.Loopback.ToString());
+        var port = await HttpExampleTests.ListeningPortAsync(server);
+        var dom = await HeadlessBrowser.DumpDomAsync(new Uri($"http://127.0.0.1:{port}/api/index.html"), TimeSpan.FromSeconds(10), TimeSpan.FromSeconds(60));
 
         // Each operation Swagger UI rendered: its method, path and summary, in the markup Swagger UI 5 gives them.
         var rendered = Regex.Matches(
@@ -37,13 +38,17 @@ public sealed class SwaggerPageTests
                 RegexOptions.Singleline)
             .Select(m => new Operation(m.Groups[1].Value.ToLowerInvariant(), m.Groups[2].Value, WebUtility.HtmlDecode(m.Groups[3].Value)))
             .ToList();
-        Assert.True(rendered.Count > 0, $"Swagger UI rendered no operation. Served: {string.Join(", ", server.Served)}. Page:{Environment.NewLine}{dom}");
+        Assert.True(rendered.Count > 0, $"Swagger UI rendered no operation. Server:{Environment.NewLine}{server.Transcript}{Environment.NewLine}Page:{Environment.NewLine}{dom}");
         Assert.Equal(documented.Order(), rendered.Order());
         Assert.Contains("NetServer HTTP cache example", dom, StringComparison.Ordinal);
 
-        // The page took Swagger UI and the document from this server (nothing from elsewhere: it renders offline).
-        foreach (var file in new[] { "/api/index.html", "/api/swagger-ui-bundle.js", "/api/swagger-ui.css", "/api/openapi.yaml" })
-            Assert.Contains($"GET {file} 200", server.Served);
+        // The page took Swagger UI and the document from this server's static content (nothing from
+        // elsewhere: it renders offline); the server logs each static answer.
+        await server.WaitForLinesAsync(
+            "GET /api/index.html -> static",
+            "GET /api/swagger-ui-bundle.js -> static",
+            "GET /api/swagger-ui.css -> static",
+            "GET /api/openapi.yaml -> static");
     }
 
     private sealed record Operation(string Method, string Path, string Summary) : IComparable<Operation>

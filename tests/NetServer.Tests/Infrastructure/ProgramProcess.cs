@@ -98,6 +98,27 @@ internal sealed class ProgramProcess : IAsyncDisposable
         return string.Empty;
     }
 
+    /// <summary>Waits for output lines equal to each of <paramref name="expected"/>, in any order (other lines are skipped).</summary>
+    public async Task WaitForLinesAsync(params string[] expected)
+    {
+        var missing = new HashSet<string>(expected, StringComparer.Ordinal);
+        using var timeout = new CancellationTokenSource(_timeout);
+        try
+        {
+            while (missing.Count > 0 && await _lines.Reader.WaitToReadAsync(timeout.Token))
+            {
+                while (missing.Count > 0 && _lines.Reader.TryRead(out var line))
+                    missing.Remove(line);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // Reported below with what is missing.
+        }
+
+        Assert.True(missing.Count == 0, $"No line \"{string.Join("\", \"", missing)}\" within {_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+    }
+
     /// <summary>Waits (bounded) for the program to end; returns its exit code.</summary>
     public async Task<int> WaitForExitAsync()
     {
