@@ -456,7 +456,8 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
             return;
         }
 
-        SendError(connection, 408, kind == HttpDeadlineKind.Headers
+        // A 408 is a broken limit like any other: the application hears of it (OnReceivedRequestError).
+        Refuse(connection, 408, kind == HttpDeadlineKind.Headers
             ? "The request headers did not arrive within the limit (RequestHeadersTimeout)."
             : "The request body arrived slower than the minimum data rate (MinRequestBodyDataRate).");
     }
