@@ -144,6 +144,22 @@ public sealed class HttpServerWireTests
     }
 
     [Theory]
+    [InlineData("HEAD")]
+    [InlineData("GET")]
+    public async Task A_chunked_answer_ends_with_its_last_chunk_also_for_HEAD_so_the_next_answer_is_not_mixed_with_its_body(string method)
+    {
+        using var server = new HttpTestServer();
+        Assert.True(server.Start());
+        using var raw = await RawHttpConnection.ConnectAsync(server.BoundPort);
+        await raw.SendAsync(method + " /slowstream HTTP/1.1\r\nHost: x\r\n\r\nGET /g HTTP/1.1\r\nHost: x\r\n\r\n");
+        var first = await raw.ReadResponseAsync(afterHead: method == "HEAD");
+        Assert.Contains("Transfer-Encoding: chunked", first.Head);
+        Assert.Equal(method == "HEAD" ? "" : "slow body", first.BodyText);
+        Assert.Equal("GET /g ", (await raw.ReadResponseAsync()).BodyText);
+        Assert.True(await raw.StaysOpenAsync(TimeSpan.FromMilliseconds(300)), "bytes after the last answer");
+    }
+
+    [Theory]
     [InlineData("GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]
     [InlineData("GET /c HTTP/1.0\r\n\r\n")]
     public async Task A_request_asking_for_a_close_is_answered_and_the_connection_closes(string request)

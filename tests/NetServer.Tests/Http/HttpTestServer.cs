@@ -43,6 +43,9 @@ internal sealed class HttpTestServer : HttpServer
     /// <summary>Completes with the next error reported (tests that wait for a timeout's refusal).</summary>
     public TaskCompletionSource<string> ErrorSignal { get; private set; } = NewSignal();
 
+    /// <summary>Completes with the URL of the first request delivered (but /slowstream).</summary>
+    public TaskCompletionSource<string> NextRequest { get; } = NewSignal();
+
     public static TaskCompletionSource<string> NewSignal() => new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     protected override TcpSession CreateSession()
@@ -91,6 +94,8 @@ internal sealed class HttpTestServer : HttpServer
         protected override void OnReceivedRequest(HttpRequest request)
         {
             server.Requests.Enqueue(request.Method + " " + request.Url);
+            if (request.Url != "/slowstream")
+                server.NextRequest.TrySetResult(request.Url);
             var url = request.Url;
             if (url.StartsWith("/late/", StringComparison.Ordinal))
             {
@@ -106,6 +111,12 @@ internal sealed class HttpTestServer : HttpServer
             if (url == "/stream")
             {
                 _ = Task.Run(StreamChunks);
+                return;
+            }
+
+            if (url == "/slowstream")
+            {
+                _ = Task.Run(SlowChunks);
                 return;
             }
 
@@ -126,6 +137,19 @@ internal sealed class HttpTestServer : HttpServer
         {
             server.Errors.Enqueue(error);
             server.ErrorSignal.TrySetResult(error);
+        }
+
+        /// <summary>
+        /// A chunked answer whose head goes out, then its body once the next request arrived (or
+        /// half a second passed, when the server rightly holds that request back until the end).
+        /// </summary>
+        private async Task SlowChunks()
+        {
+            Response.SetBegin(200).SetHeader("Transfer-Encoding", "chunked").SetBodyLength(0);
+            SendResponseAsync(Response);
+            await Task.WhenAny(server.NextRequest.Task, Task.Delay(500));
+            SendResponseBodyAsync("slow body");
+            SendResponseBodyEnd();
         }
 
         /// <summary>A chunked answer sent part by part from another thread: StreamParts parts of StreamPartSize bytes.</summary>
