@@ -90,7 +90,10 @@ public sealed class HttpEndToEndClientTests
         using var client = new HttpClientEx(IPAddress.Loopback, server.BoundPort);
         using var cancel = new CancellationTokenSource(TimeSpan.FromMilliseconds(300));
         var request = new HttpRequest().MakeGetRequest("/never");
+        var started = DateTime.UtcNow;
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => client.SendRequest(request, Wait.Default, cancel.Token).WaitAsync(Wait.Default));
+        var took = DateTime.UtcNow - started;
+        Assert.True(took < TimeSpan.FromSeconds(3), $"the cancellation took {took}");
 
         var next = await client.SendGetRequest("/next", Wait.Default);
         Assert.Equal("GET /next ", next.Body);
