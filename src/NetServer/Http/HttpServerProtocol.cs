@@ -348,7 +348,11 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         _closeResponse = _closeAfter || ClosesConnection(response, _isHeadRequest);
         _answered = true;
         var bodyless = _isHeadRequest || status is 204 or 304 or < 200;
-        _chunkedBody = !bodyless && store.IsChunked && store.HeadLength == cache.Size; // the head alone: chunks follow
+
+        // The head alone with chunked coding: chunks follow until EndBody. Also for HEAD (the
+        // application answers it as it would the GET): its parts are dropped, but the answer ends
+        // only with EndBody, so parts sent after the head cannot land in the next request's answer.
+        _chunkedBody = status is >= 200 and not (204 or 304) && store.IsChunked && store.HeadLength == cache.Size;
         _bodyRemaining = bodyless || _chunkedBody ? 0 : Math.Max(0, store.BodyLength - bodyInCache);
         if (!_chunkedBody && _bodyRemaining == 0)
             EndAnswer(connection);
@@ -415,7 +419,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         if (connection is null || !_chunkedBody)
             return false;
         _chunkedBody = false;
-        var sent = connection.SendAsync(HttpChunks.LastChunk);
+        var sent = _isHeadRequest || connection.SendAsync(HttpChunks.LastChunk);
         EndAnswer(connection);
         return sent;
     }
@@ -456,7 +460,8 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
             return;
         }
 
-        SendError(connection, 408, kind == HttpDeadlineKind.Headers
+        // A 408 is a broken limit like any other: the application hears of it (OnReceivedRequestError).
+        Refuse(connection, 408, kind == HttpDeadlineKind.Headers
             ? "The request headers did not arrive within the limit (RequestHeadersTimeout)."
             : "The request body arrived slower than the minimum data rate (MinRequestBodyDataRate).");
     }
