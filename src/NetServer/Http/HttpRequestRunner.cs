@@ -38,7 +38,16 @@ internal sealed class HttpRequestRunner : IDisposable
         try
         {
             if (!_client.IsConnected)
-                await _client.ConnectAsync(deadline.Token).ConfigureAwait(false);
+            {
+                try
+                {
+                    await _client.ConnectAsync(deadline.Token).ConfigureAwait(false);
+                }
+                catch (SocketException exception)
+                {
+                    throw new System.IO.IOException($"Could not connect to {_client.Endpoint}: {exception.Message}", exception);
+                }
+            }
 
             var pending = new TaskCompletionSource<HttpResponse>(TaskCreationOptions.RunContinuationsAsynchronously);
             Volatile.Write(ref _pending, pending);

@@ -36,7 +36,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     private bool _isHeadRequest;   // the request being answered is HEAD: its response goes without a body
     private bool _closeAfter;      // the request being answered asked to close (or its framing forces it)
     private bool _streamingBody;   // the application takes this request's body in parts
-    private bool _delivering;      // inside OnReceived: an answer lets parsing go on without a resume
+    private int _deliveringThread; // the thread inside OnReceived (0: none): an answer from it lets parsing go on without a resume
     private bool _answered;        // the request being delivered was answered during its hooks
     private bool _closeResponse;   // the answer being sent ends the connection
     private bool _chunkedBody;     // the answer's head went out with chunked coding: body parts are chunks until EndBody
@@ -80,14 +80,14 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         var connection = Connection;
         if (connection is null)
             return data.Length;
-        _delivering = true;
+        Volatile.Write(ref _deliveringThread, Environment.CurrentManagedThreadId);
         try
         {
             return Receive(connection, data);
         }
         finally
         {
-            _delivering = false;
+            Volatile.Write(ref _deliveringThread, 0);
         }
     }
 
@@ -439,8 +439,12 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         {
             _phase = Phase.Head;
             _deadline.ArmKeepAlive(_limits.KeepAliveTimeout);
-            if (!_delivering)
-                connection.ResumeReceiving(); // answered later, from outside the hooks: parse what waits
+            // Answered from another thread (later, or while the delivery is still unwinding): resume,
+            // so the requests waiting in the receive buffer are parsed. On the delivering thread
+            // parsing simply goes on. A resume before the delivery's pause is harmless: Complete
+            // checks the phase again after pausing.
+            if (Volatile.Read(ref _deliveringThread) != Environment.CurrentManagedThreadId)
+                connection.ResumeReceiving();
         }
     }
 

@@ -2,6 +2,7 @@ using System;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Tests.Infrastructure;
 using Xunit;
@@ -134,6 +135,38 @@ public sealed class HttpServerSmokeTests
         var second = await client.SendPostRequest("/two", "payload").WaitAsync(Wait.Default);
         Assert.Equal("POST /two payload", second.Body);
         Assert.Equal(1, server.ConnectedSessions);
+    }
+
+    private sealed class AnswerAtOnceElsewhereSession(HttpServer server) : HttpSession(server)
+    {
+        // Answered from a pool thread right away: the answer races the end of the delivery that handed the request over.
+        protected override void OnReceivedRequest(HttpRequest request)
+        {
+            var url = request.Url;
+            ThreadPool.UnsafeQueueUserWorkItem(_ => SendResponseAsync(Response.MakeGetResponse(url)), null);
+        }
+    }
+
+    private sealed class AnswerAtOnceElsewhereServer(IPEndPoint endpoint) : HttpServer(endpoint)
+    {
+        protected override TcpSession CreateSession() => new AnswerAtOnceElsewhereSession(this);
+    }
+
+    [Fact]
+    public async Task Requests_answered_from_another_thread_while_their_delivery_unwinds_never_stall_the_pipeline()
+    {
+        using var server = new AnswerAtOnceElsewhereServer(new IPEndPoint(IPAddress.Loopback, 0));
+        Assert.True(server.Start());
+        var port = ((IPEndPoint)server.Endpoint).Port;
+        for (var round = 0; round < 20; round++)
+        {
+            var requests = new StringBuilder();
+            for (var i = 0; i < 50; i++)
+                requests.Append("GET /r").Append(i).Append(" HTTP/1.1\r\nHost: x\r\n\r\n");
+            var text = await ExchangeAsync(port, requests.ToString(), 50);
+            Assert.Equal(50, WholeResponses(text));
+            Assert.True(text.IndexOf("/r0", StringComparison.Ordinal) < text.IndexOf("/r49", StringComparison.Ordinal), "answers out of order");
+        }
     }
 
     private sealed class EchoPathServerWithLate(IPEndPoint endpoint) : HttpServer(endpoint)
