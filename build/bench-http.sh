@@ -26,7 +26,7 @@ threads="${THREADS:-1}"
 servers="${SERVERS:-kestrel ours}"
 command -v wrk > /dev/null || { echo "bench-http: wrk is missing (build/install-tools.sh installs it)" >&2; exit 2; }
 
-work=$(mktemp -d)
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; done
@@ -144,8 +144,7 @@ for scenario in $scenarios; do
   done
 done
 
-case " $servers " in
-  *" kestrel "*" ours "* | *" ours "*" kestrel "*)
+if [[ " $servers " == *" kestrel "* && " $servers " == *" ours "* ]]; then
     echo
     echo "Ratio ours / Kestrel of the median requests/s (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
     echo
@@ -157,5 +156,5 @@ case " $servers " in
         o=$(median_of "${rps[ours $scenario c=$c]}")
         printf '| %s | %s | %s |\n' "$scenario" "$c" "$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.2f", o / k; else print "?" }')"
       done
-    done ;;
-esac
+    done
+fi
