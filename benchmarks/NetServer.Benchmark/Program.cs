@@ -346,7 +346,7 @@ internal static partial class Program
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
-            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total,
+            options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
             options.IsMessageProtocol ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
             counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options));
         report.Print(options.Json);
