@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # HTTP/1.1 load with wrk: keep-alive GET, pipelined GET and the seeds' TRACE, with 1 and 100
 # connections, in rounds, and the median of each figure.
-#   build/bench-http.sh                      starts kestrel-reference (Kestrel, the reference)
-#   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running (ours)
+#   build/bench-http.sh                      starts kestrel-reference (Kestrel, the reference) and
+#                                            netserver-bench's http server (ours) and runs every
+#                                            round against both, alternately (Kestrel, ours, ...)
+#   SERVERS=kestrel build/bench-http.sh      only one of them (kestrel or ours)
+#   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running, alone
 #   ROUNDS=5 SECONDS_PER_RUN=10 CONNECTIONS="1 100" DEPTH=16 SCENARIOS="get pipeline trace" THREADS=1
+#   HTTPS=1                                  both servers over TLS (certs/server.pfx)
 # Scenarios: get (one request in flight per connection), pipeline (DEPTH requests written at once
 # per connection: benchmarks/wrk/pipeline.lua), trace (TRACE with an empty body, one in flight:
 # benchmarks/wrk/trace.lua). Every run's line starts with the load average before it. Figures:
-# requests/s, p99 latency (wrk's --latency), and, for kestrel-reference, the bytes the server
-# allocated per request during the run (its --stats lines; the first second of a run is left out).
-# wrk comes from build/install-tools.sh.
+# requests/s, p99 latency (wrk's --latency), and for the servers started here the bytes the server
+# allocated per request during the run (kestrel-reference's --stats lines, netserver-bench's
+# progress lines: the same words; the first second of a run is left out); with both, the ratio
+# ours / Kestrel of the median requests/s. wrk comes from build/install-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-3}"
@@ -18,34 +23,50 @@ connections="${CONNECTIONS:-1 100}"
 depth="${DEPTH:-16}"
 scenarios="${SCENARIOS:-get pipeline trace}"
 threads="${THREADS:-1}"
+servers="${SERVERS:-kestrel ours}"
 command -v wrk > /dev/null || { echo "bench-http: wrk is missing (build/install-tools.sh installs it)" >&2; exit 2; }
 
-work=$(mktemp -d)
-server_pid=
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
+pids=()
 cleanup() {
-  [ -z "$server_pid" ] || { kill -TERM "$server_pid" 2> /dev/null || true; wait "$server_pid" 2> /dev/null || true; }
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-url="${1:-}"
-stats=
-if [ -z "$url" ]; then
-  dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
-  stats="$work/stats"
-  benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats > "$work/out" 2> "$stats" &
-  server_pid=$!
-  for _ in $(seq 100); do
-    url=$(sed -n 's/^listening on //p' "$work/out")
-    [ -n "$url" ] && break
+declare -A url stats
+if [ -n "${1:-}" ]; then
+  servers=given
+  url[given]="$1"
+  echo "Server: $1"
+fi
+
+# Starts server $1 on a free port; its stdout goes to $work/$1.out, its per-second lines to $work/$1.stats.
+start() {
+  local name=$1 line
+  case "$name" in
+    kestrel)
+      dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+      benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats ${HTTPS:+--https} > "$work/$name.out" 2> "$work/$name.stats" & ;;
+    ours)
+      dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+      # -z: a server with -z 0 stops when its stdin ends, and a background job's stdin is empty.
+      benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench "http${HTTPS:+s}" --role server --port 0 -z 1000000 \
+        > "$work/$name.out" 2> "$work/$name.stats" & ;;
+    *) echo "bench-http: unknown server $name (kestrel, ours)" >&2; exit 2 ;;
+  esac
+  pids+=($!)
+  for _ in $(seq 200); do
+    line=$(sed -n -e 's/^listening on //p' -e "s|^Server listening on \([^;]*\);.*|http${HTTPS:+s}://\1|p" "$work/$name.out")
+    [ -n "$line" ] && break
     sleep 0.1
   done
-  [ -n "$url" ] || { echo "bench-http: kestrel-reference printed no address" >&2; cat "$work/out" "$stats" >&2; exit 1; }
-  url="$url/"
-  echo "Server: kestrel-reference at $url (pid $server_pid)"
-else
-  echo "Server: $url"
-fi
+  [ -n "$line" ] || { echo "bench-http: $name printed no address" >&2; cat "$work/$name.out" "$work/$name.stats" >&2; exit 1; }
+  url[$name]="$line/"
+  stats[$name]="$work/$name.stats"
+  echo "Server: $name at ${url[$name]} (pid $!)"
+}
+[ -n "${1:-}" ] || for server in $servers; do start "$server"; done
 
 # wrk's latency with its unit, in microseconds.
 micros() { awk '{ v = $1 + 0; u = $1; sub(/^[0-9.]+/, "", u); f = (u == "s") ? 1e6 : (u == "ms") ? 1e3 : 1; printf "%.0f\n", v * f }'; }
@@ -60,56 +81,80 @@ script_of() {
 }
 pipeline_args() { [ "$1" = pipeline ] && echo "-- $depth" || true; }
 
-# Allocated bytes per request in the stats lines a run added (the first, with the run's start, left out).
+# Allocated bytes per request in the lines server $1 added after line $2 (the first, with the run's
+# start, left out): the number before "requests" and the one before "B allocated", in both servers' words.
 allocated_per_request() {
-  tail -n +"$(($1 + 1))" "$stats" | grep '^second:' | tail -n +2 |
-    awk '{ r += $2; b += $7 } END { if (r) printf "%.1f\n", b / r; else print "?" }'
+  tail -n +"$(($2 + 1))" "${stats[$1]}" | grep -E '^(second|progress):' | tail -n +2 |
+    awk '{ for (i = 1; i < NF; i++) { if ($(i + 1) ~ /^requests/) r += $i; if ($(i + 1) == "B" && $(i + 2) ~ /^allocated/) b += $i } }
+         END { if (r) printf "%.1f\n", b / r; else print "?" }'
 }
 
-run() { # scenario connections seconds -> wrk's output
+run() { # server scenario connections seconds -> wrk's output
   local threads_now=$threads
-  [ "$2" -ge "$threads_now" ] || threads_now=$2
+  [ "$3" -ge "$threads_now" ] || threads_now=$3
   # shellcheck disable=SC2046
-  wrk -t"$threads_now" -c"$2" -d"${3}s" --latency $(script_of "$1") "$url" $(pipeline_args "$1")
+  wrk -t"$threads_now" -c"$3" -d"${4}s" --latency $(script_of "$2") "${url[$1]}" $(pipeline_args "$2")
 }
 
 echo "Warm-up: 2 s of each scenario with 100 connections"
-for scenario in $scenarios; do run "$scenario" 100 2 > /dev/null; done
+for server in $servers; do for scenario in $scenarios; do run "$server" "$scenario" 100 2 > /dev/null; done; done
 
 declare -A rps p99 bpr
 for round in $(seq "$rounds"); do
   for scenario in $scenarios; do
     for c in $connections; do
-      load=$(cut -d' ' -f1 /proc/loadavg)
-      before=0
-      [ -z "$stats" ] || before=$(wc -l < "$stats")
-      out=$(run "$scenario" "$c" "$seconds")
-      allocated="-"
-      if [ -n "$stats" ]; then sleep 1.2; allocated=$(allocated_per_request "$before"); fi
-      requests=$(echo "$out" | awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }')
-      latency=$(echo "$out" | awk '$1 == "99%" { print $2 }' | micros)
-      # wrk's histogram sometimes answers 0 for a percentile (seen with pipelining on 1 connection).
-      [ "$latency" != 0 ] || latency="n/a"
-      errors=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr -s ' ' | tr '\n' ' ' || true)
-      key="$scenario c=$c"
-      rps[$key]+="$requests "; p99[$key]+="$latency "; bpr[$key]+="$allocated "
-      printf 'round %s (load %s): %-14s %10s req/s  p99 %11s  %6s B/req %s\n' "$round" "$load" "$key" "$requests" "${latency/%[0-9]/& us}" "$allocated" "$errors"
+      for server in $servers; do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        before=0
+        [ -z "${stats[$server]:-}" ] || before=$(wc -l < "${stats[$server]}")
+        out=$(run "$server" "$scenario" "$c" "$seconds")
+        allocated="-"
+        if [ -n "${stats[$server]:-}" ]; then sleep 1.2; allocated=$(allocated_per_request "$server" "$before"); fi
+        requests=$(echo "$out" | awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }')
+        latency=$(echo "$out" | awk '$1 == "99%" { print $2 }' | micros)
+        # wrk's histogram sometimes answers 0 for a percentile (seen with pipelining on 1 connection).
+        [ "$latency" != 0 ] || latency="n/a"
+        errors=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr -s ' ' | tr '\n' ' ' || true)
+        key="$server $scenario c=$c"
+        rps[$key]+="$requests "; p99[$key]+="$latency "; bpr[$key]+="$allocated "
+        printf 'round %s (load %s): %-7s %-14s %10s req/s  p99 %11s  %6s B/req %s\n' "$round" "$load" "$server" "$scenario c=$c" \
+          "$requests" "${latency/%[0-9]/& us}" "$allocated" "$errors"
+      done
     done
   done
 done
 
+median_of() { # figures -> their median, n/a and - left out
+  printf '%s\n' $1 | { grep -v -e n/a -e '^-$' || true; } | median
+}
 echo
-echo "Median of $rounds runs of $seconds s (wrk -t$threads, pipeline depth $depth):"
+echo "Median of $rounds runs of $seconds s (wrk -t$threads, pipeline depth $depth), load at the end: $(cut -d' ' -f1-3 /proc/loadavg):"
 echo
-echo "| scenario | connections | requests/s | p99 latency | B/request |"
-echo "|---|---:|---:|---:|---:|"
+echo "| server | scenario | connections | requests/s | p99 latency | B/request |"
+echo "|---|---|---:|---:|---:|---:|"
 for scenario in $scenarios; do
   for c in $connections; do
-    key="$scenario c=$c"
-    b=$(printf '%s\n' ${bpr[$key]} | { grep -v -- '-' || true; } | median)
-    l=$(printf '%s\n' ${p99[$key]} | { grep -v n/a || true; } | median)
-    [ "$l" = "?" ] && l="n/a" || l="$l us"
-    printf '| %s | %s | %s | %s | %s |\n' "$scenario" "$c" \
-      "$(printf '%s\n' ${rps[$key]} | median)" "$l" "${b/\?/-}"
+    for server in $servers; do
+      key="$server $scenario c=$c"
+      l=$(median_of "${p99[$key]}")
+      [ "$l" = "?" ] && l="n/a" || l="$l us"
+      b=$(median_of "${bpr[$key]}")
+      printf '| %s | %s | %s | %s | %s | %s |\n' "$server" "$scenario" "$c" "$(median_of "${rps[$key]}")" "$l" "${b/\?/-}"
+    done
   done
 done
+
+if [[ " $servers " == *" kestrel "* && " $servers " == *" ours "* ]]; then
+    echo
+    echo "Ratio ours / Kestrel of the median requests/s (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
+    echo
+    echo "| scenario | connections | ours / Kestrel |"
+    echo "|---|---:|---:|"
+    for scenario in $scenarios; do
+      for c in $connections; do
+        k=$(median_of "${rps[kestrel $scenario c=$c]}")
+        o=$(median_of "${rps[ours $scenario c=$c]}")
+        printf '| %s | %s | %s |\n' "$scenario" "$c" "$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.2f", o / k; else print "?" }')"
+      done
+    done
+fi

@@ -5,7 +5,8 @@
 #                             echo, plain and --typed, 1 and 100 clients;
 #                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
-#                             in flight); 3 s each
+#                             in flight); http keep-alive GET and pipelined GET (16 in flight per
+#                             connection) with our own load client, 1 and 100 connections; 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
 # The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
 # as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
@@ -42,6 +43,7 @@ run() {
     rate=$(field "$out" handshakesPerSecond); alloc=$(field "$out" allocatedBytesPerHandshake); unit=("hs/s" "B/hs")
   else
     rate=$(field "$out" messagesPerSecond); alloc=$(field "$out" allocatedBytesPerMessage); unit=("msg/s" "B/msg")
+    [ "$1" != http ] || unit=("req/s" "B/req")
   fi
   rates[$label]="$rate"
   [ -z "$(field "$out" protobufNetBytesPerDeserialize)" ] || protobuf_net=$(field "$out" protobufNetBytesPerDeserialize)
@@ -97,6 +99,15 @@ echo "== ssl handshake, 8 clients"
 run "ssl handshakes, 8 clients" ssl handshake -c 8
 echo "== tcp handshake (connects), 8 clients"
 run "tcp connects, 8 clients" tcp handshake -c 8
+
+# HTTP/1.1, server and load client in this process (no wrk needed): one GET in flight per
+# connection, and 16 pipelined. build/bench-http.sh holds the server against Kestrel with wrk.
+for clients in 1 100; do
+  echo "== http get, $clients connection(s)"
+  run "http get, $clients connection(s)" http get -c "$clients"
+  echo "== http pipeline (depth 16), $clients connection(s)"
+  run "http pipeline 16, $clients connection(s)" http pipeline -m 16 -c "$clients"
+done
 
 # ratio_line LABEL A B: the summary line "LABEL: A / B", when both rates were measured.
 ratio_line() {

@@ -21,9 +21,20 @@ internal sealed class Options
 
     /// <summary>
     /// The stream transport: the protocol itself for tcp, uds and ssl; for msg and proto the one
-    /// given with --transport (default tcp); udp has none.
+    /// given with --transport (default tcp); tcp for http, ssl for https; udp has none.
     /// </summary>
-    public string Transport => IsMessageProtocol ? _messageTransport : Protocol;
+    public string Transport => IsMessageProtocol ? _messageTransport : Protocol switch
+    {
+        "http" => "tcp",
+        "https" => "ssl",
+        _ => Protocol,
+    };
+
+    /// <summary>http and https: requests and responses, counted one by one by the clients and the server.</summary>
+    public bool IsHttp => Protocol is "http" or "https";
+
+    /// <summary>http: requests each client keeps in flight (pipeline: MESSAGES; get and trace: one).</summary>
+    public int Depth => Scenario == "pipeline" ? Messages : 1;
 
     /// <summary>msg and proto: messages over a stream transport, counted one by one by the clients.</summary>
     public bool IsMessageProtocol => Protocol is "msg" or "proto";
@@ -40,7 +51,10 @@ internal sealed class Options
 
     public int Clients { get; private set; } = 1;
 
-    public int Messages { get; private set; } = 1000;
+    /// <summary>Messages in flight per client: --messages, else 16 for http pipeline (wrk's depth in build/bench-http.sh) and 1000 for the rest.</summary>
+    public int Messages => _messages ?? (IsHttp ? 16 : 1000);
+
+    private int? _messages;
 
     public int Size { get; private set; } = 32;
 
@@ -90,7 +104,10 @@ internal sealed class Options
 
           PROTOCOL   tcp | uds | ssl (TLS over TCP) | udp | msg (length-prefixed messages:
                      MessageServer and MessageClient, over tcp by default, see --transport) |
-                     proto (protobuf envelopes: ProtoServer and ProtoClient, over msg; echo only)
+                     proto (protobuf envelopes: ProtoServer and ProtoClient, over msg; echo only) |
+                     http, https (HttpServer, HttpsServer answering as benchmarks/KestrelReference:
+                     GET any path -> "Hello, World!" text/plain, TRACE -> the request echoed;
+                     the client is a raw HTTP/1.1 load client: get, pipeline, trace only)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE); udp:
                                 MESSAGES datagrams of SIZE in flight per client, each echo answered
@@ -116,6 +133,14 @@ internal sealed class Options
                                 their p50, p99, p99.9 and maximum time. Any echo server answers it
                      handshake  each client connects, completes the TLS handshake (tcp, uds: the
                                 connect), disconnects and starts again until the time is up
+                     get        http, https: each client sends "GET / HTTP/1.1" with Host (as wrk
+                                does), one in flight, and a new one for each response
+                     pipeline   http, https: the same with MESSAGES requests in flight per client
+                                (default 16), written at once, then one more per response
+                     trace      http, https: TRACE with "Content-Length: 0" (benchmarks/wrk/trace.lua),
+                                one in flight; the server sends the request back as message/http
+                     An http server (--role server) answers every scenario's requests, whichever
+                     is named. Responses are framed by Content-Length; one that is not 200 is an error.
 
         Options (as in the seed benchmarks):
           -r, --role ROLE        both (default: server and client in this process), server, client
@@ -129,7 +154,8 @@ internal sealed class Options
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1)
-          -m, --messages N       echo, reply: messages in flight per client (default 1000)
+          -m, --messages N       echo, reply: messages in flight per client (default 1000);
+                                 http pipeline: requests in flight per client (default 16)
           -s, --size BYTES       message size (default 32)
               --group ADDRESS    udp multicast: the group (default 239.255.0.1; the port is --port)
               --interface INDEX  udp multicast: the interface index to send and join on (default:
@@ -157,6 +183,9 @@ internal sealed class Options
         lost (echo: sent - received, counted after waiting up to 1 s for the ones in flight;
         multicast: by the datagrams' numbers), refills, and the server's totals when it runs here.
         Losses are UDP's, reported as figures, not errors.
+        http and https count requests: "totalMessages" are responses (client) or requests (server),
+        "allocatedBytesPerMessage" bytes allocated per request; a server prints each second the
+        requests it answered and the bytes it allocated (as kestrel-reference --stats does).
         msg and proto add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize", what
         protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after the
         run), the floor for --typed's B/msg.
@@ -219,7 +248,7 @@ internal sealed class Options
                     options.Clients = NextInt(1);
                     break;
                 case "-m" or "--messages":
-                    options.Messages = NextInt(1);
+                    options._messages = NextInt(1);
                     break;
                 case "-s" or "--size":
                     options.Size = NextInt(1);
@@ -267,8 +296,14 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https).");
+        if (options.IsHttp && positional < 2)
+            options.Scenario = "get";
+        if (options.IsHttp != (options.Scenario is "get" or "pipeline" or "trace"))
+            throw new ArgumentException(options.IsHttp
+                ? $"{options.Protocol} has no {options.Scenario} scenario (get, pipeline, trace)."
+                : $"get, pipeline and trace are http and https scenarios, not {options.Protocol} ones.");
         if (options._messageTransport is not ("tcp" or "uds" or "ssl"))
             throw new ArgumentException($"Unknown transport '{options._messageTransport}' (tcp, uds, ssl).");
         if (!options.IsMessageProtocol && options._messageTransport != "tcp")
@@ -281,7 +316,7 @@ internal sealed class Options
             throw new ArgumentException("--typed is for proto echo.");
         if (options.Protocol == "proto" && options.Size < ProtoEcho.MinPayload)
             throw new ArgumentException($"A proto payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
-        if (options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
+        if (!options.IsHttp && options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
         if (options.Protocol == "udp" && options.Scenario == "handshake")
             throw new ArgumentException("udp has no handshake scenario (there is no connection to set up).");

@@ -8,8 +8,9 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// Makes the run's server and clients for its protocol: the one place that knows that tcp, ssl
 /// and udp use an IP endpoint, uds a socket path, ssl the TLS contexts from the test
-/// certificates, udp multicast a group, and msg and proto a message (envelope) server and
-/// clients over one of the three stream transports.
+/// certificates, udp multicast a group, msg and proto a message (envelope) server and
+/// clients over one of the three stream transports, and http and https an HTTP server and
+/// load clients over tcp and TLS.
 /// </summary>
 internal sealed class PeerFactory
 {
@@ -72,6 +73,8 @@ internal sealed class PeerFactory
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
             "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
             "udp" => ServerHandle.Of(CreateUdpServer(_options.Scenario == "echo", counters), counters, Group),
+            "http" => ServerHandle.Of(new BenchHttpServer(IPEndpoint, counters) { OptionNoDelay = true }, counters),
+            "https" => ServerHandle.Of(new BenchHttpsServer(_serverTls!, IPEndpoint, counters) { OptionNoDelay = true }, counters),
             _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, mode, counters), counters),
         };
     }
@@ -151,6 +154,12 @@ internal sealed class PeerFactory
         {
             var envelopes = new MessageBehavior(_options.Messages, Envelope);
             return ClientHandle.Of(CreateProtoClient(target, envelopes), envelopes);
+        }
+
+        if (_options.IsHttp)
+        {
+            var requests = new HttpLoadBehavior(HttpLoadBehavior.Request(_options.Scenario, target), _options.Depth);
+            return ClientHandle.Of(CreateClient(target, requests), requests);
         }
 
         if (_options.Protocol != "udp")

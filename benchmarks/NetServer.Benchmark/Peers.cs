@@ -292,8 +292,14 @@ internal sealed class ServerCounters
     private long _errors;
     private long _established;
     private long _dropped;
+    private long _requests;
 
     public long Errors => Interlocked.Read(ref _errors);
+
+    /// <summary>http: requests answered (an interlocked add each, as kestrel-reference --stats counts them).</summary>
+    public long Requests => Interlocked.Read(ref _requests);
+
+    public void AddRequest() => Interlocked.Increment(ref _requests);
 
     /// <summary>udp: datagrams the server's send queue refused (it was full); UDP may drop, so these are not errors.</summary>
     public long Dropped => Interlocked.Read(ref _dropped);

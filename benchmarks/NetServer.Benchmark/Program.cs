@@ -7,6 +7,7 @@ using System.IO;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Threading;
@@ -68,7 +69,7 @@ internal static partial class Program
     private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
-        if (o.IsMessageProtocol)
+        if (o.IsMessageProtocol || o.IsHttp)
             Console.WriteLine($"Transport: {o.Transport}");
         if (o.Protocol == "proto")
             Console.WriteLine($"Envelope: {peers.Envelope.Length} bytes with a {o.Size}-byte BenchPing payload; the server {(o.Typed ? "unpacks the payload and sends it back typed" : "sends each envelope back as it came")}");
@@ -90,9 +91,11 @@ internal static partial class Program
                 Console.WriteLine($"Working messages: {o.Messages}, each answered with a send of its own");
             else if (o.Scenario == "latency")
                 Console.WriteLine("Working messages: 1 in flight per client");
+            else if (o.IsHttp)
+                Console.WriteLine($"Working requests: {o.Depth} in flight per client");
         }
 
-        if (o.Scenario != "handshake")
+        if (o.Scenario != "handshake" && !o.IsHttp)
             Console.WriteLine($"Message size: {o.Size}");
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Seconds to benchmarking: {o.Seconds}"));
     }
@@ -170,6 +173,13 @@ internal static partial class Program
             e.Cancel = true;
             cts.Cancel();
         };
+
+        // Scripts stop a server in the background with SIGTERM (build/bench-http.sh): end as after Ctrl+C, with the report.
+        using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
+        {
+            context.Cancel = true;
+            cts.Cancel();
+        });
         if (options.Seconds > 0)
             cts.CancelAfter(TimeSpan.FromSeconds(options.Seconds));
         else
@@ -182,16 +192,18 @@ internal static partial class Program
         var multicasting = options.Scenario == "multicast" ? MulticastLoopAsync(server, options, cts.Token) : Task.CompletedTask;
 
         // Steady state: from one second after traffic starts until the last second with traffic.
-        // A sample counts bytes, or established sessions in the handshake scenario. A msg message is
+        // A sample counts bytes, established sessions in the handshake scenario, or requests for
+        // http (counted one by one, as kestrel-reference does, to compare its --stats). A msg message is
         // SIZE bytes and its 4-byte length prefix on the wire, a proto message our client's envelope
         // and its prefix (the server does not count messages one by one: that would add work to its
         // hot path that the other servers do not do).
         var handshakes = options.Scenario == "handshake";
         var message = options.IsMessageProtocol;
-        var unit = handshakes ? 1
+        var http = options.IsHttp;
+        var unit = handshakes || http ? 1
             : options.Protocol == "proto" ? peers.Envelope.Length + MessageProtocol.HeaderSize
             : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
-        var samples = new List<(double Time, long Count, long Allocated)>();
+        var samples = new List<(double Time, long Count, long Bytes, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
         while (!cts.IsCancellationRequested)
@@ -212,14 +224,24 @@ internal static partial class Program
             {
                 "multicast" => server.BytesSent,
                 "handshake" => server.Counters.Established,
+                _ when http => server.Counters.Requests,
                 _ => server.BytesReceived,
             };
-            samples.Add((watch.Elapsed.TotalSeconds, count, GC.GetTotalAllocatedBytes(precise: true)));
+            samples.Add((watch.Elapsed.TotalSeconds, count, server.BytesReceived, GC.GetTotalAllocatedBytes(precise: true)));
             if (!options.Quiet && samples.Count > 1)
             {
-                var (t0, c0, a0) = samples[^2];
-                var (t1, c1, a1) = samples[^1];
+                var (t0, c0, _, a0) = samples[^2];
+                var (t1, c1, _, a1) = samples[^1];
                 var units = (c1 - c0) / unit;
+                if (http)
+                {
+                    // Raw figures, the words of kestrel-reference's --stats lines, so one script sums both; quiet seconds left out as there.
+                    if (units > 0)
+                        Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                            $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units} requests  {a1 - a0} B allocated  {(a1 - a0) / (double)units:F1} B/request"));
+                    continue;
+                }
+
                 var name = handshakes ? "hs" : "msg";
                 Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units / (t1 - t0),12:F0} {name}/s  {(units > 0 ? (a1 - a0) / (double)units : 0),8:F3} B/{name} allocated"));
@@ -247,9 +269,10 @@ internal static partial class Program
         else
         {
             var messages = (last.Count - first.Count) / unit;
+            var bytes = http ? last.Bytes - first.Bytes : message ? messages * options.Size : last.Count - first.Count;
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
-                options.Seconds, server.Errors, last.Time - first.Time, message ? messages * options.Size : last.Count - first.Count, last.Allocated - first.Allocated, server.Datagrams,
-                message ? messages : null, message ? options.Transport : null, ProtoFigures(options)).Print(options.Json);
+                options.Seconds, server.Errors, last.Time - first.Time, bytes, last.Allocated - first.Allocated, server.Datagrams,
+                message || http ? messages : null, message || http ? options.Transport : null, ProtoFigures(options)).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -287,8 +310,9 @@ internal static partial class Program
             return 1;
 
         // msg and proto clients count messages one by one (the data figure is then messages x size,
-        // payloads without their prefixes or envelopes); the others count bytes, and messages are bytes / size.
-        var counted = options.IsMessageProtocol;
+        // payloads without their prefixes or envelopes), http clients responses (and bytes as
+        // received); the others count bytes, and messages are bytes / size.
+        var counted = options.IsMessageProtocol || options.IsHttp;
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
@@ -322,8 +346,8 @@ internal static partial class Program
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
-            options.Clients, options.Messages, options.Size, options.Seconds, Errors(), total,
-            counted ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
+            options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
+            options.IsMessageProtocol ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
             counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options));
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;

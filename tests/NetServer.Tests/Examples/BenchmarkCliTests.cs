@@ -191,6 +191,65 @@ public sealed class BenchmarkCliTests
         Assert.InRange(perMessage, 0.9 * protobufNet, protobufNet + 8);
     }
 
+    [Theory]
+    [InlineData("http", "get")]
+    [InlineData("http", "pipeline")]
+    [InlineData("http", "trace")]
+    [InlineData("https", "get")]
+    [InlineData("https", "pipeline")]
+    public async Task Http_scenarios_count_responses_with_no_error(string protocol, string scenario)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "3", "-z", "1", "-q");
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal(protocol, result.GetProperty("protocol").GetString());
+        Assert.Equal(protocol == "https" ? "ssl" : "tcp", result.GetProperty("transport").GetString());
+        Assert.Equal(scenario, result.GetProperty("scenario").GetString());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        Assert.Equal(scenario == "pipeline" ? 16 : 1, result.GetProperty("messages").GetInt32()); // requests in flight per connection
+        var responses = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(responses > 0, "No response was counted.");
+
+        // Bytes are counted as they arrive and responses when whole, so the window's edges differ by
+        // at most a response per connection. A GET's answer is 115 bytes (Kestrel's, byte for byte).
+        var perResponse = result.GetProperty("totalBytes").GetInt64() / (double)responses;
+        if (scenario != "trace")
+            Assert.InRange(perResponse, 115 - (3 * 115.0 / responses), 115 + (3 * 115.0 / responses) + 1);
+    }
+
+    [Fact]
+    public async Task Http_server_answers_get_as_kestrel_reference_does_and_echoes_trace()
+    {
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "http", "--role", "server", "-p", "0", "-z", "0", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port)).WaitAsync(s_timeout);
+
+        // Pipelined, each split in two writes: the answers come back in order, whole.
+        var get = "GET /any/path?q=1 HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray();
+        var trace = "TRACE / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"u8.ToArray();
+        byte[] both = [.. get, .. trace];
+        await socket.SendAsync(both.AsMemory(0, 10));
+        await socket.SendAsync(both.AsMemory(10));
+
+        var received = new MemoryStream();
+        var buffer = new byte[4096];
+        using var timeout = new CancellationTokenSource(s_timeout);
+        var traced = $"HTTP/1.1 200 OK\r\nContent-Type: message/http\r\nContent-Length: {trace.Length}\r\n\r\n";
+        var getHead = "HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\nDate: ".Length;
+        while (received.Length < getHead + 29 + 4 + 13 + traced.Length + trace.Length)
+        {
+            var n = await socket.ReceiveAsync(buffer, timeout.Token);
+            Assert.True(n > 0, "The server closed the connection.");
+            received.Write(buffer, 0, n);
+        }
+
+        var text = System.Text.Encoding.ASCII.GetString(received.ToArray());
+        Assert.Matches(@"^HTTP/1\.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\nDate: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT\r\n\r\nHello, World!HTTP/", text);
+        Assert.EndsWith(traced + System.Text.Encoding.ASCII.GetString(trace), text, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Msg_echo_server_sends_every_message_back_whole_when_frames_split_across_writes()
     {
@@ -581,6 +640,8 @@ public sealed class BenchmarkCliTests
     [InlineData("--typed is for proto echo", "msg", "echo", "--typed")]
     [InlineData("needs --size 5 or more", "proto", "echo", "-s", "4")]
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
+    [InlineData("http has no echo scenario", "http", "echo")]
+    [InlineData("get, pipeline and trace are http and https scenarios", "tcp", "get")]
     [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)
     {
