@@ -71,7 +71,13 @@ internal sealed class HttpDeadline(HttpServerProtocol owner) : TimerEntry
         Disarm();
     }
 
-    protected override void OnExpired()
+    private static readonly Action<object?> s_expired = static state => ((HttpDeadline)state!).Expired();
+
+    // Runs on the clock's thread, which serves every connection: the work (and the application's
+    // error hook it may call) goes to the pool at once.
+    protected override void OnExpired() => ThreadPoolScheduler.Schedule(s_expired, this);
+
+    private void Expired()
     {
         var kind = _kind;
         if (kind == HttpDeadlineKind.None)

@@ -120,10 +120,12 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     private bool ReadHead(StreamConnection connection, ReadOnlySpan<byte> data, ref int consumed)
     {
         var input = data.Slice(consumed);
-        _deadline.ArmHeaders(_limits.RequestHeadersTimeout); // from the first byte of a request (no-op once armed)
         var status = _parser.ParseRequestHead(input, _headLimits, _head, out var used);
         if (status == HttpParseStatus.NeedMoreData)
         {
+            // A head that did not arrive whole in one read is timed from here (no-op once armed);
+            // one that did needs no clock read at all.
+            _deadline.ArmHeaders(_limits.RequestHeadersTimeout);
             consumed += used;
             return false;
         }
