@@ -18,7 +18,7 @@ internal sealed partial class HttpMessageStore
     /// </summary>
     public bool IsChunked { get; private set; }
 
-    public void BeginRequest(string method, string url, string protocol)
+    public void StartRequest(string method, string url, string protocol)
     {
         HttpSyntax.CheckToken(method, nameof(method));
         HttpSyntax.CheckWord(url, nameof(url));
@@ -35,7 +35,7 @@ internal sealed partial class HttpMessageStore
         AppendCrLf();
     }
 
-    public void BeginResponse(int status, string statusPhrase, string protocol)
+    public void StartResponse(int status, string statusPhrase, string protocol)
     {
         if (status is < 100 or > 999)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(status), "An HTTP status code has three digits (100 to 999).");
@@ -55,7 +55,7 @@ internal sealed partial class HttpMessageStore
     }
 
     /// <summary>Starts an HTTP/1.1 response with the standard phrase: one copy of a cached status line.</summary>
-    public void BeginResponse(int status)
+    public void StartResponse(int status)
     {
         if (status is < 100 or > 999)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(status), "An HTTP status code has three digits (100 to 999).");
@@ -180,7 +180,7 @@ internal sealed partial class HttpMessageStore
     /// <summary>Ends the head and appends <paramref name="body"/>; <paramref name="text"/> is its string when the application gave one.</summary>
     public void SetBody(ReadOnlySpan<byte> body, string? text)
     {
-        BeginBody(body.Length, firstChunk: true);
+        StartBody(body.Length, firstChunk: true);
         _bodyStart = Cache.Length;
         Cache.Append(body);
         EndBody(body.Length, text);
@@ -190,7 +190,7 @@ internal sealed partial class HttpMessageStore
     public void SetBody(ReadOnlySpan<char> body, string? text)
     {
         var length = body.IsEmpty ? 0 : TextEncoding.ByteCount(body);
-        BeginBody(length, firstChunk: true);
+        StartBody(length, firstChunk: true);
         _bodyStart = Cache.Length;
         TextEncoding.Encode(body, Cache.GetSpan(length));
         Cache.Advance(length);
@@ -202,7 +202,7 @@ internal sealed partial class HttpMessageStore
     {
         if (length < 0)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), "A body length cannot be negative.");
-        BeginBody(length, firstChunk: false);
+        StartBody(length, firstChunk: false);
         _bodyStart = Cache.Length;
         if (!_contentLengthSet)
             _declaredLength = IsChunked ? -1 : length;
@@ -224,7 +224,7 @@ internal sealed partial class HttpMessageStore
     }
 
     /// <summary>Ends the head (with a Content-Length unless the application framed the body); a chunked body's first chunk line when asked.</summary>
-    private void BeginBody(int length, bool firstChunk)
+    private void StartBody(int length, bool firstChunk)
     {
         CheckHeadOpen();
         if (!IsChunked && !_contentLengthSet)

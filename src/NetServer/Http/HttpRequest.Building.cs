@@ -22,7 +22,7 @@ public partial class HttpRequest
     /// <returns>This request.</returns>
     public HttpRequest SetBegin(string method, string url, string protocol = "HTTP/1.1")
     {
-        _store.BeginRequest(method, url, protocol);
+        _store.StartRequest(method, url, protocol);
         return this;
     }
 
@@ -188,7 +188,7 @@ public partial class HttpRequest
 
     private HttpRequest MakeEmpty(string method, string url)
     {
-        _store.BeginRequest(method, url, "HTTP/1.1");
+        _store.StartRequest(method, url, "HTTP/1.1");
         _store.SetBody(ReadOnlySpan<byte>.Empty, string.Empty);
         return this;
     }
@@ -197,28 +197,28 @@ public partial class HttpRequest
     {
         if (content is null)
             ThrowHelper.ThrowArgumentNull(nameof(content));
-        BeginWithType(method, url, contentType);
+        StartWithType(method, url, contentType);
         _store.SetBody(content.AsSpan(), content);
         return this;
     }
 
     private HttpRequest MakeWithText(string method, string url, ReadOnlySpan<char> content, string contentType)
     {
-        BeginWithType(method, url, contentType);
+        StartWithType(method, url, contentType);
         _store.SetBody(content, null);
         return this;
     }
 
     private HttpRequest MakeWithBytes(string method, string url, ReadOnlySpan<byte> content, string contentType)
     {
-        BeginWithType(method, url, contentType);
+        StartWithType(method, url, contentType);
         _store.SetBody(content, null);
         return this;
     }
 
-    private void BeginWithType(string method, string url, string contentType)
+    private void StartWithType(string method, string url, string contentType)
     {
-        _store.BeginRequest(method, url, "HTTP/1.1");
+        _store.StartRequest(method, url, "HTTP/1.1");
         if (!string.IsNullOrEmpty(contentType))
             _store.AppendHeader("Content-Type", contentType, "Content-Type", nameof(contentType));
     }

@@ -23,9 +23,9 @@ public partial class HttpResponse
     public HttpResponse SetBegin(int status, string protocol = "HTTP/1.1")
     {
         if (protocol == HttpStatusPhrases.Http11)
-            _store.BeginResponse(status);
+            _store.StartResponse(status);
         else
-            _store.BeginResponse(status, HttpStatusPhrases.Get(status), protocol);
+            _store.StartResponse(status, HttpStatusPhrases.Get(status), protocol);
         return this;
     }
 
@@ -36,7 +36,7 @@ public partial class HttpResponse
     /// <returns>This response.</returns>
     public HttpResponse SetBegin(int status, string statusPhrase, string protocol)
     {
-        _store.BeginResponse(status, statusPhrase, protocol);
+        _store.StartResponse(status, statusPhrase, protocol);
         return this;
     }
 
@@ -162,7 +162,7 @@ public partial class HttpResponse
     /// <inheritdoc cref="MakeGetResponse(string, string)"/>
     public HttpResponse MakeGetResponse(ReadOnlySpan<char> content, string contentType = TextContentType)
     {
-        BeginWithType(200, contentType);
+        StartWithType(200, contentType);
         _store.SetBody(content, null);
         return this;
     }
@@ -176,7 +176,7 @@ public partial class HttpResponse
     /// <inheritdoc cref="MakeGetResponse(byte[], string)"/>
     public HttpResponse MakeGetResponse(ReadOnlySpan<byte> content, string contentType = "")
     {
-        BeginWithType(200, contentType);
+        StartWithType(200, contentType);
         _store.SetBody(content, null);
         return this;
     }
@@ -199,7 +199,7 @@ public partial class HttpResponse
     {
         if (content is null)
             ThrowHelper.ThrowArgumentNull(nameof(content));
-        BeginWithType(200, "message/http");
+        StartWithType(200, "message/http");
         _store.SetBody(content.AsSpan(), content);
         return this;
     }
@@ -207,7 +207,7 @@ public partial class HttpResponse
     /// <inheritdoc cref="MakeTraceResponse(string)"/>
     public HttpResponse MakeTraceResponse(ReadOnlySpan<char> content)
     {
-        BeginWithType(200, "message/http");
+        StartWithType(200, "message/http");
         _store.SetBody(content, null);
         return this;
     }
@@ -220,7 +220,7 @@ public partial class HttpResponse
     /// <inheritdoc cref="MakeTraceResponse(byte[])"/>
     public HttpResponse MakeTraceResponse(ReadOnlySpan<byte> content)
     {
-        BeginWithType(200, "message/http");
+        StartWithType(200, "message/http");
         _store.SetBody(content, null);
         return this;
     }
@@ -246,12 +246,12 @@ public partial class HttpResponse
     {
         if (content is null)
             ThrowHelper.ThrowArgumentNull(nameof(content));
-        BeginWithType(status, contentType);
+        StartWithType(status, contentType);
         _store.SetBody(content.AsSpan(), content);
         return this;
     }
 
-    private void BeginWithType(int status, string contentType)
+    private void StartWithType(int status, string contentType)
     {
         SetBegin(status);
         if (!string.IsNullOrEmpty(contentType))
