@@ -733,7 +733,7 @@ public class ReviewRegressionTests
         var chunk = new byte[4096].AsMemory();
         for (var i = 0; parked.Count < cycles; i++)
         {
-            Assert.True(i < 1_000_000, $"Only {parked.Count} of a million sends parked.");
+            Assert.True(i < 5_000_000, $"Only {parked.Count} of five million sends parked."); // a peer that drains fast on an idle core lets few sends park: a fresh-clone run parked 426 in a million
             var send = connection.SendAsync(chunk, token);
             if (send.IsCompleted)
             {
