@@ -249,12 +249,15 @@ public class MessageProtocol : StreamProtocol
             return true;
         _batched = 0;
         var batch = _batch!;
-        var sending = connection.SendAsync(new ReadOnlyMemory<byte>(batch, 0, length), CancellationToken.None);
-        if (sending.IsCompleted)
-            return sending.IsCompletedSuccessfully && sending.Result; // completed: Result does not block
+        if (connection.CurrentConnection is not { } engine)
+            return false;
+        var memory = new ReadOnlyMemory<byte>(batch, 0, length);
+        var status = engine.Send(memory.Span, shared: null, waiter: null, out _);
+        if (status != SendStatus.Full)
+            return status == SendStatus.Accepted;
         _batch = null;
         _batchWaiting = true;
-        _ = ReturnWhenSentAsync(sending, batch);
+        _ = ReturnWhenSentAsync(StreamConnection.SendWhenRoomAsync(engine, memory, null, CancellationToken.None), batch);
         return true;
     }
 
