@@ -108,8 +108,10 @@ internal sealed class RequestTable
             return false;
         }
 
-        entry.Completion!.Complete(in reply);
+        // Retired before the caller's task completes, so its continuation finds the entry reusable.
+        var completion = entry.Completion!;
         Retire(entry, expired: false);
+        completion.Complete(in reply);
         return true;
     }
 
@@ -130,8 +132,9 @@ internal sealed class RequestTable
 
         foreach (var entry in entries)
         {
-            entry.Completion!.Fail(new IOException($"The connection closed ({reason}) before the reply to request {entry.Id} came."));
+            var (completion, id) = (entry.Completion!, entry.Id);
             Retire(entry, expired: false);
+            completion.Fail(new IOException($"The connection closed ({reason}) before the reply to request {id} came."));
         }
     }
 
@@ -145,8 +148,9 @@ internal sealed class RequestTable
     {
         if (!TryTake(id, expected, out var entry))
             return;
-        entry.Completion!.Fail(error);
+        var completion = entry.Completion!;
         Retire(entry, expired);
+        completion.Fail(error);
     }
 
     private bool TryTake(ulong id, PendingRequest? expected, out PendingRequest entry)
