@@ -36,6 +36,9 @@ public sealed class ScriptSession(ProtoServer server, EnvelopeHandler? handler, 
 
     protected override void OnMessage(in ProtoMessage message) => handler?.Invoke(this, in message);
 
+    // The session is ready (over TLS: handshaked on the server's side too), so multicasts reach it.
+    protected override void OnConnected() => ((ProtoHost)Server).NoteReady();
+
     protected override void OnDisconnected(DisconnectReason reason)
     {
         DisconnectException = Connection?.DisconnectException;
@@ -68,7 +71,19 @@ public sealed class ProtoHost : ProtoServer
         _disconnected = disconnected;
     }
 
+    private int _readySessions;
+
     public TransportKind Kind { get; private init; }
+
+    /// <summary>
+    /// Sessions that became ready (their protocol's OnConnected ran), which multicasts reach. Not
+    /// <c>ConnectedSessions</c>: it counts a session from its accept, and over TLS a client's
+    /// <c>ConnectAsync</c> returns when the client's side of the handshake is done, while the server
+    /// may still be finishing its own (a multicast then misses that session, run in a loop: 5 of 12).
+    /// </summary>
+    public int ReadySessions => Volatile.Read(ref _readySessions);
+
+    internal void NoteReady() => Interlocked.Increment(ref _readySessions);
 
     public string? SocketPath { get; private init; }
 

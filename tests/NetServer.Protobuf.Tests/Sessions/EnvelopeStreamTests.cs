@@ -133,7 +133,7 @@ public sealed class EnvelopeStreamTests
         {
             for (var i = 0; i < 3; i++)
                 clients.Add(await host.ConnectAsync());
-            await Wait.UntilAsync(() => host.ConnectedSessions == 3, () => $"3 sessions, {host.ConnectedSessions} connected");
+            await Wait.UntilAsync(() => host.ReadySessions == 3, () => $"3 sessions ready, {host.ReadySessions} are");
 
             var envelope = new MessageEnvelope("news").WithProperty("edition", "1");
             Assert.True(host.Multicast(envelope, new Sample { A = 7, Text = "hello" }));
