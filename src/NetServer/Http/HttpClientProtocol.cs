@@ -232,7 +232,7 @@ internal sealed class HttpClientProtocol : StreamProtocol
             return false; // another protocol (WebSocket) speaks from here on
         if (close)
         {
-            connection.Disconnect();
+            connection.StartDisconnect();
             return false;
         }
 

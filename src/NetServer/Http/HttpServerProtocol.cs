@@ -157,7 +157,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
             // so the connection cannot carry another request.
             _phase = Phase.Closing;
             if (framing != HttpBodyFraming.None)
-                connection.Disconnect();
+                connection.StartDisconnect();
             return false;
         }
 
@@ -245,8 +245,11 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         }
         else
         {
-            if (reply.HeadLength > 0)
-                connection.SendAsync(scratch.AsSpan(0, reply.HeadLength));
+            var head = new ReadOnlySpan<byte>(scratch, 0, reply.HeadLength);
+            if (_closeAfter && EndsHead(head, head.Length))
+                SendSayingClose(connection, head, head.Length);
+            else if (!head.IsEmpty)
+                connection.SendAsync(head);
             if (!reply.Cached.IsEmpty)
                 connection.SendAsync(reply.Cached.Span);
             _closeResponse |= reply.Kind == StaticReplyKind.BadRequest;
@@ -342,8 +345,11 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         var bodyInCache = length - store.HeadLength;
         if (_isHeadRequest && store.HeadLength > 0)
             length = store.HeadLength; // a HEAD answer has the GET answer's head and no body
-        var sent = Send(connection, new ReadOnlySpan<byte>(cache.Data, 0, length), blocking);
         var status = store.Status;
+        var bytes = new ReadOnlySpan<byte>(cache.Data, 0, length);
+        var sent = _closeAfter && status >= 200 && EndsHead(bytes, store.HeadLength) && !store.TryGetHeader("Connection"u8, out _)
+            ? SendSayingClose(connection, bytes, store.HeadLength)
+            : Send(connection, bytes, blocking);
         if (status is >= 100 and < 200 && status != 101)
             return sent; // an interim answer: the final one follows
 
@@ -426,6 +432,40 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         return sent;
     }
 
+    /// <summary>
+    /// Sends a whole response from the static cache (what OnReceivedCachedRequest does by
+    /// default), saying "Connection: close" in its head when the connection closes after it.
+    /// </summary>
+    /// <returns>False when not connected.</returns>
+    public bool SendCachedResponse(byte[] content)
+    {
+        var connection = Connection;
+        if (connection is null || content is null)
+            return false;
+        var bytes = new ReadOnlySpan<byte>(content);
+        var headEnd = _closeAfter ? bytes.IndexOf("\r\n\r\n"u8) : -1;
+        return headEnd >= 0 ? SendSayingClose(connection, bytes, headEnd + 4) > 0 : connection.SendAsync(bytes);
+    }
+
+    /// <summary>
+    /// Sends a final answer after which the connection closes (the request said "Connection: close",
+    /// or HTTP/1.0 without keep-alive) with "Connection: close" added to its head, as RFC 9112
+    /// section 9.6 asks (and Kestrel does), when the application did not set a Connection header.
+    /// </summary>
+    private static long SendSayingClose(StreamConnection connection, ReadOnlySpan<byte> bytes, int headLength)
+    {
+        using var writer = connection.StartSend(bytes.Length + ConnectionClose.Length);
+        writer.Write(bytes.Slice(0, headLength - 2)); // the head without its empty last line
+        writer.Write(ConnectionClose);
+        writer.Write(bytes.Slice(headLength));
+        return writer.Commit() ? bytes.Length - 2 + ConnectionClose.Length : 0;
+    }
+
+    private static bool EndsHead(ReadOnlySpan<byte> bytes, int headLength) =>
+        headLength >= 4 && headLength <= bytes.Length && bytes.Slice(headLength - 4, 4).SequenceEqual("\r\n\r\n"u8);
+
+    private static ReadOnlySpan<byte> ConnectionClose => "Connection: close\r\n\r\n"u8;
+
     private static long Send(StreamConnection connection, ReadOnlySpan<byte> bytes, bool blocking) =>
         blocking ? connection.Send(bytes) : (connection.SendAsync(bytes) ? bytes.Length : 0);
 
@@ -435,7 +475,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         if (_closeResponse)
         {
             _phase = Phase.Closing;
-            connection.Disconnect(); // graceful: the response already queued goes out first
+            connection.StartDisconnect(); // graceful: the response already queued goes out first
         }
         else if (_phase == Phase.Answering)
         {
@@ -462,7 +502,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         if (kind == HttpDeadlineKind.KeepAlive)
         {
             _phase = Phase.Closing;
-            connection.Disconnect(); // idle between requests: close quietly, as Kestrel does
+            connection.StartDisconnect(); // idle between requests: close quietly, as Kestrel does
             return;
         }
 

@@ -116,7 +116,7 @@ public class HttpsSession : SslSession, IHttpSessionHandler
     }
 
     /// <summary>Called for a request answered from the static content cache with <paramref name="content"/> (the whole cached response); the default sends it.</summary>
-    protected virtual void OnReceivedCachedRequest(HttpRequest request, byte[] content) => SendAsync(content);
+    protected virtual void OnReceivedCachedRequest(HttpRequest request, byte[] content) => _http.SendCachedResponse(content);
 
     /// <summary>Called when a request broke a rule or a limit: <paramref name="error"/> says which (with the status the client gets); the connection closes after that answer.</summary>
     protected virtual void OnReceivedRequestError(HttpRequest request, string error)

@@ -234,6 +234,19 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
+    /// Starts a graceful disconnect and returns at once, from any thread (for protocols: a
+    /// <c>Connection: close</c> answer sent from outside a hook, a deadline on the thread pool).
+    /// Unlike <see cref="Disconnect"/> it never waits for the peer's end of stream, which a peer
+    /// that keeps its socket open only sends after <see cref="OptionDisconnectTimeout"/>.
+    /// </summary>
+    /// <returns>True if this call started the disconnect; false if not connected or already closing.</returns>
+    internal bool StartDisconnect()
+    {
+        FlushProtocol();
+        return CurrentConnection?.Close(DisconnectReason.LocalDisconnect) == true;
+    }
+
+    /// <summary>
     /// Closes the connection because its peer broke the protocol (for protocol authors: a length
     /// over the maximum, a malformed frame). Nothing more is delivered; what is already queued (an
     /// error reply sent just before) still goes out within <see cref="OptionDisconnectTimeout"/>.

@@ -52,6 +52,39 @@ public sealed class HttpServerWireTests
         Assert.Empty(server.Errors);
     }
 
+    [Fact]
+    public async Task A_closing_answer_sent_from_another_thread_returns_without_waiting_for_the_peer_to_close()
+    {
+        using var server = new HttpTestServer();
+        Assert.True(server.Start());
+        using var raw = await RawHttpConnection.ConnectAsync(server.BoundPort);
+        await raw.SendAsync("GET /late/close HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        var response = await raw.ReadResponseAsync();
+        Assert.Equal("late /late/close", response.BodyText);
+        Assert.True(response.Says("Connection: close"), response.Head);
+
+        // The peer keeps its socket open, so the graceful close lingers (up to the disconnect
+        // timeout); the answering thread must not wait for it, as a thread of the pool that did
+        // would starve the pool with a few such peers.
+        Assert.False(await server.LateAnswerSent.Task.WaitAsync(Wait.Default), "the answer's send returned only after the session disconnected");
+        await raw.AssertClosedAsync();
+    }
+
+    [Theory]
+    [InlineData("GET /a HTTP/1.0\r\n\r\n")]
+    [InlineData("GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]
+    public async Task The_last_answer_on_a_connection_says_Connection_close(string request)
+    {
+        using var server = new HttpTestServer();
+        Assert.True(server.Start());
+        using var raw = await RawHttpConnection.ConnectAsync(server.BoundPort);
+        await raw.SendAsync(request);
+        var response = await raw.ReadResponseAsync();
+        Assert.Equal("GET /a ", response.BodyText);
+        Assert.True(response.Says("Connection: close"), response.Head);
+        await raw.AssertClosedAsync();
+    }
+
     public static TheoryData<string, string, int> InvalidRequests => new()
     {
         { "conflicting Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400 },

@@ -71,4 +71,18 @@ public sealed class HttpStaticEndToEndTests : IDisposable
         Assert.Equal(400, traversal.Status);
         await raw.AssertClosedAsync();
     }
+
+    [Fact]
+    public async Task A_static_answer_to_a_closing_request_says_Connection_close_and_closes()
+    {
+        using var server = new HttpTestServer();
+        server.AddStaticContent(_folder, "/files");
+        Assert.True(server.Start());
+        using var raw = await RawHttpConnection.ConnectAsync(server.BoundPort);
+        await raw.SendAsync("GET /files/a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        var get = await raw.ReadResponseAsync();
+        Assert.Equal("0123456789abcdef", get.BodyText);
+        Assert.True(get.Says("Connection: close"), get.Head);
+        await raw.AssertClosedAsync();
+    }
 }

@@ -46,6 +46,9 @@ internal sealed class HttpTestServer : HttpServer
     /// <summary>Completes with the URL of the first request delivered (but /slowstream).</summary>
     public TaskCompletionSource<string> NextRequest { get; } = NewSignal();
 
+    /// <summary>Completes when a /late/ answer's send returned, with whether its session had disconnected by then.</summary>
+    public TaskCompletionSource<bool> LateAnswerSent { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     public static TaskCompletionSource<string> NewSignal() => new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     protected override TcpSession CreateSession()
@@ -70,6 +73,8 @@ internal sealed class HttpTestServer : HttpServer
 
     internal sealed class Session(HttpTestServer server) : HttpSession(server)
     {
+        private bool _disconnected;
+
         public long? BodyLimit
         {
             get => MaxRequestBodySize;
@@ -104,6 +109,7 @@ internal sealed class HttpTestServer : HttpServer
                 {
                     await Task.Delay(20);
                     SendResponseAsync(Response.MakeGetResponse("late " + url));
+                    server.LateAnswerSent.TrySetResult(Volatile.Read(ref _disconnected));
                 });
                 return;
             }
@@ -132,6 +138,8 @@ internal sealed class HttpTestServer : HttpServer
 
             SendResponseAsync(Response.MakeGetResponse(request.Method + " " + url + " " + request.Body));
         }
+
+        protected override void OnDisconnected() => Volatile.Write(ref _disconnected, true);
 
         protected override void OnReceivedRequestError(HttpRequest request, string error)
         {
