@@ -116,8 +116,18 @@ public class StopDisposeTests
                 go.Wait(s_bound);
                 return session.Disconnect();
             })).ToArray();
+
+            // The peer closes once it read our end, as a client does: the graceful close then
+            // completes at once instead of lingering for the disconnect timeout (5 s, half the
+            // bound, which a loaded CI machine overran once).
+            var peerCloses = Task.Run(async () =>
+            {
+                await Wait.ReadToEndAsync(peer);
+                peer.Shutdown(System.Net.Sockets.SocketShutdown.Send);
+            });
             go.Set();
             var results = await Task.WhenAll(calls).WaitAsync(s_bound);
+            await peerCloses.WaitAsync(s_bound);
 
             Assert.Equal(1, results.Count(r => r));
             Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(Wait.Default));
