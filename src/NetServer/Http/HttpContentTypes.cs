@@ -3,13 +3,20 @@ using System.Collections.Generic;
 namespace NetServer.Http;
 
 /// <summary>
-/// Media types by file extension for <c>HttpResponse.SetContentType</c>: NetCoreServer's table
-/// (same values, so responses do not change) plus the types a web page needs today.
+/// Media types by file extension, the one table of the library: <c>HttpResponse.SetContentType</c>
+/// uses it as it is (NetCoreServer's values, so responses do not change, plus the types a web page
+/// needs today), and static content (<see cref="ForFile"/>) with a UTF-8 charset on text types.
 /// </summary>
 internal static class HttpContentTypes
 {
+    /// <summary>A static file of an unknown type: browsers download it instead of guessing (static responses also say nosniff).</summary>
+    public const string Default = "application/octet-stream";
+
     // Keys with and without the dot, any case: ".png", "png" and ".PNG" all find image/png without a string made.
     private static readonly Dictionary<string, string> s_types = Build();
+
+    // The same table for static files: text types say their charset (files are served as stored, UTF-8 assumed).
+    private static readonly Dictionary<string, string> s_fileTypes = BuildFileTypes();
 
     /// <summary>The media type for an extension given with or without its dot ("html", ".html").</summary>
     public static bool TryGet(string extension, out string type)
@@ -22,6 +29,25 @@ internal static class HttpContentTypes
 
         type = string.Empty;
         return false;
+    }
+
+    /// <summary>The Content-Type of a static file by <paramref name="fileName"/>'s extension (case-insensitive); <see cref="Default"/> when unknown.</summary>
+    public static string ForFile(string fileName)
+    {
+        var dot = fileName.LastIndexOf('.');
+        var slash = fileName.LastIndexOf('/');
+        if (dot <= slash + 1)
+            return Default; // no extension, or a dot-file such as ".htaccess"
+        return s_fileTypes.TryGetValue(fileName.Substring(dot), out var type) ? type : Default;
+    }
+
+    private static Dictionary<string, string> BuildFileTypes()
+    {
+        var types = new Dictionary<string, string>(s_types.Count, StringComparer.OrdinalIgnoreCase);
+        foreach (var entry in s_types)
+            types.Add(entry.Key, entry.Value.StartsWith("text/", StringComparison.Ordinal) ? entry.Value + "; charset=utf-8" : entry.Value);
+
+        return types;
     }
 
     private static Dictionary<string, string> Build()

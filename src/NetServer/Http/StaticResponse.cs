@@ -83,7 +83,7 @@ internal sealed class StaticResponse
         writer.Write("\r\n");
         var validatorsEnd = writer.Length;
         writer.Write("Content-Type: ");
-        writer.Write(StaticMimeTypes.Of(fileName));
+        writer.Write(HttpContentTypes.ForFile(fileName));
         writer.Write("\r\nAccept-Ranges: bytes\r\nX-Content-Type-Options: nosniff\r\n\r\n");
         if (writer.Overflowed)
             ThrowHelper.ThrowInvalidOperation("A static response head outgrew its buffer.");

@@ -70,8 +70,8 @@ public sealed class StaticContentTests : IDisposable
         Assert.Equal("text/html; charset=utf-8", Header(Wire(Serve("/index.html")), "Content-Type"));
         Assert.Equal("text/css; charset=utf-8", Header(Wire(Serve("/style.css")), "Content-Type"));
         Assert.Equal("application/octet-stream", Header(Wire(Serve("/data.bin")), "Content-Type"));
-        Assert.Equal("text/html; charset=utf-8", StaticMimeTypes.Of("/UPPER.HTML"));
-        Assert.Equal("application/octet-stream", StaticMimeTypes.Of("/.htaccess"));
+        Assert.Equal("text/html; charset=utf-8", HttpContentTypes.ForFile("/UPPER.HTML"));
+        Assert.Equal("application/octet-stream", HttpContentTypes.ForFile("/.htaccess"));
     }
 
     [Fact]
