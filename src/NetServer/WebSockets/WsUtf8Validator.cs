@@ -87,56 +87,54 @@ internal partial struct WsUtf8Validator
         int low = _low;
         int high = _high;
         var i = 0;
-        while (true)
+        while (i < data.Length)
         {
-            for (; pending != 0; pending--, i++)
+            var b = data[i];
+            if (pending != 0)
             {
-                if (i == data.Length)
-                    goto Done;
-                var next = data[i];
-                if (next < low || next > high)
+                if (b < low || b > high)
                     return Fail();
+                pending--;
                 low = 0x80;
                 high = 0xBF;
+                i++;
+                continue;
             }
 
-            if (i == data.Length)
-                goto Done;
-            var lead = data[i];
-            if (lead < 0x80)
+            if (b < 0x80)
             {
                 var ascii = IndexOfNonAscii(data.Slice(i));
                 if (ascii < 0)
-                    goto Done;
+                    break;
                 i += ascii;
-                lead = data[i];
+                b = data[i];
             }
 
             i++;
             low = 0x80;
             high = 0xBF;
-            if (lead < 0xC2)
+            if (b < 0xC2)
             {
                 return Fail(); // a continuation byte without a lead, or C0/C1 (overlong two-byte forms)
             }
-            else if (lead < 0xE0)
+            else if (b < 0xE0)
             {
                 pending = 1;
             }
-            else if (lead < 0xF0)
+            else if (b < 0xF0)
             {
                 pending = 2;
-                if (lead == 0xE0)
+                if (b == 0xE0)
                     low = 0xA0;  // below is an overlong three-byte form
-                else if (lead == 0xED)
+                else if (b == 0xED)
                     high = 0x9F; // above are the UTF-16 surrogates D800..DFFF
             }
-            else if (lead < 0xF5)
+            else if (b < 0xF5)
             {
                 pending = 3;
-                if (lead == 0xF0)
+                if (b == 0xF0)
                     low = 0x90;  // below is an overlong four-byte form
-                else if (lead == 0xF4)
+                else if (b == 0xF4)
                     high = 0x8F; // above is past U+10FFFF
             }
             else
@@ -145,7 +143,6 @@ internal partial struct WsUtf8Validator
             }
         }
 
-    Done:
         _pending = (byte)pending;
         _low = (byte)low;
         _high = (byte)high;
