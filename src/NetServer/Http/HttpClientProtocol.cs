@@ -13,6 +13,19 @@ internal interface IHttpClientHandler
     void Closed();
 }
 
+/// <summary>Takes the answer to a request that asked to switch protocols (a WebSocket upgrade) before the client's hooks.</summary>
+internal interface IHttpClientUpgrade
+{
+    /// <summary>True when <paramref name="response"/> was the awaited upgrade answer (accepted or not).</summary>
+    bool ReceivedResponse(HttpResponse response);
+
+    /// <summary>True when the malformed answer was the awaited upgrade answer.</summary>
+    bool ReceivedResponseError(string error);
+
+    /// <summary>The connection ended.</summary>
+    void Closed();
+}
+
 /// <summary>
 /// The client side of HTTP/1.1 over any stream client (TCP, TLS, Unix sockets): sends requests and
 /// parses their responses from the retained receive buffer, in order (requests may be pipelined),

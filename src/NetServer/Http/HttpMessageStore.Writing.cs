@@ -197,6 +197,16 @@ internal sealed partial class HttpMessageStore
         EndBody(length, text);
     }
 
+    /// <summary>Ends the head of a message without content and without a Content-Length (a GET such as a WebSocket upgrade, RFC 9110 8.6).</summary>
+    public void EndBodylessHead()
+    {
+        CheckHeadOpen();
+        AppendCrLf();
+        _headLength = Cache.Length;
+        _bodyStart = Cache.Length;
+        EndBody(0, string.Empty);
+    }
+
     /// <summary>Ends the head declaring a body of <paramref name="length"/> bytes that the application sends separately.</summary>
     public void SetBodyLength(int length)
     {
@@ -227,7 +237,9 @@ internal sealed partial class HttpMessageStore
     private void StartBody(int length, bool firstChunk)
     {
         CheckHeadOpen();
-        if (!IsChunked && !_contentLengthSet)
+        // RFC 9110 8.6: no Content-Length in a 1xx or 204 response (they have no body; a 101's bytes after the head are the new protocol's).
+        var bodyless = IsResponse && (Status is >= 100 and < 200 or 204) && length == 0;
+        if (!IsChunked && !_contentLengthSet && !bodyless)
         {
             var nameRange = AppendText("Content-Length");
             Cache.Append(": "u8);

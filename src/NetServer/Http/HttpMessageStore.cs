@@ -249,6 +249,18 @@ internal sealed partial class HttpMessageStore
         return index >= 0;
     }
 
+    /// <summary>
+    /// The values of a field that may be repeated, one per call: start with <paramref name="next"/>
+    /// at 0 and call until it returns false (for list fields sent on several lines, RFC 9110 5.3).
+    /// </summary>
+    public bool TryGetNextHeader(ReadOnlySpan<byte> name, ref int next, out ReadOnlySpan<byte> value)
+    {
+        var index = next < _headers.Count ? _headers.IndexOf(name, Source, next) : -1;
+        value = index < 0 ? default : _headers.ValueAt(index).Of(Source);
+        next = index < 0 ? _headers.Count : index + 1;
+        return index >= 0;
+    }
+
     public int CookieCount => FindCookies().Count;
 
     public (string, string) Cookie(int index)

@@ -215,6 +215,12 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     private bool Complete(StreamConnection connection)
     {
         _phase = Phase.Answering;
+        if (_head.IsUpgrade && _handler.Upgrade is { } upgrade && upgrade.TryUpgrade(Request))
+        {
+            _answered = true;
+            return _phase == Phase.Head && ReferenceEquals(Connection, connection); // false once another protocol took over
+        }
+
         if (_handler.Cache is { Empty: false } cache && ServeStatic(connection, cache))
             return _phase == Phase.Head && ReferenceEquals(Connection, connection);
         _handler.ReceivedRequest(Request);
@@ -282,13 +288,17 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     }
 
     /// <summary>Sends a short plain-text error response and closes the connection once it is out.</summary>
-    internal void SendError(StreamConnection connection, int status, string reason)
+    /// <param name="connection">The connection.</param>
+    /// <param name="status">The status code.</param>
+    /// <param name="reason">The body text, which says what was wrong.</param>
+    /// <param name="fields">More header field lines, each ending with CRLF ("Sec-WebSocket-Version: 13\r\n").</param>
+    internal void SendError(StreamConnection connection, int status, string reason, string fields = "")
     {
         _phase = Phase.Closing;
         // The error path may allocate: it ends the connection.
         var body = TextEncoding.Utf8.GetBytes(reason);
         var head = TextEncoding.Utf8.GetBytes(
-            $"HTTP/1.1 {status} {HttpStatusPhrases.Get(status)}\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: {body.Length}\r\nConnection: close\r\n\r\n");
+            $"HTTP/1.1 {status} {HttpStatusPhrases.Get(status)}\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: {body.Length}\r\n{fields}Connection: close\r\n\r\n");
         connection.SendAsync(Concat(head, body));
         connection.DisconnectOnProtocolError(reason);
     }
@@ -308,23 +318,11 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     private static bool ClosesConnection(HttpResponse response, bool isHeadRequest)
     {
         var store = response.Store;
-        if (store.TryGetHeader("Connection"u8, out var connection) && HasToken(connection, "close"u8))
+        if (store.TryGetHeader("Connection"u8, out var connection) && HttpSyntax.HasToken(connection, "close"u8))
             return true;
         var status = store.Status;
         var bodyless = isHeadRequest || status is >= 100 and < 200 or 204 or 304;
         return !bodyless && store.HeadLength == 0; // a head never ended has no length (SetBody and SetBodyLength write one)
-    }
-
-    private static bool HasToken(ReadOnlySpan<byte> list, ReadOnlySpan<byte> token)
-    {
-        var position = 0;
-        while (HttpSyntax.NextListElement(list, ref position, out var element))
-        {
-            if (HttpSyntax.EqualsIgnoreCase(element, token))
-                return true;
-        }
-
-        return false;
     }
 
     /// <summary>Sends <paramref name="response"/> as the answer to the current request (or, with none pending, as it is).</summary>
@@ -488,6 +486,13 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
             if (Volatile.Read(ref _deliveringThread) != Environment.CurrentManagedThreadId)
                 connection.ResumeReceiving();
         }
+    }
+
+    /// <summary>Gives the request's and response's memory back (another protocol took the connection over).</summary>
+    internal void ReleaseMessages()
+    {
+        Request.Release();
+        Response.Release();
     }
 
     /// <summary>The header hook asks for the body in parts (an upload larger than memory).</summary>

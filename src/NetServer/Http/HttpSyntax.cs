@@ -111,6 +111,19 @@ internal static partial class HttpSyntax
         return true;
     }
 
+    /// <summary>Whether the comma-separated list <paramref name="list"/> has the element <paramref name="token"/> (any case).</summary>
+    public static bool HasToken(ReadOnlySpan<byte> list, ReadOnlySpan<byte> token)
+    {
+        var position = 0;
+        while (NextListElement(list, ref position, out var element))
+        {
+            if (EqualsIgnoreCase(element, token))
+                return true;
+        }
+
+        return false;
+    }
+
     /// <summary>
     /// A Host field value (RFC 9110 7.2): <c>uri-host [ ":" port ]</c>, where the host is a
     /// reg-name (with valid percent escapes), an IPv4 address (a reg-name by its bytes) or an IP

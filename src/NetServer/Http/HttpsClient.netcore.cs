@@ -114,6 +114,8 @@ public class HttpsClient : SslClient, IHttpClientHandler
 
     void IHttpClientHandler.ReceivedResponse(HttpResponse response)
     {
+        if (Upgrade?.ReceivedResponse(response) == true)
+            return; // the answer to a WebSocket upgrade
         try
         {
             OnReceivedResponse(response);
@@ -126,6 +128,8 @@ public class HttpsClient : SslClient, IHttpClientHandler
 
     void IHttpClientHandler.ReceivedResponseError(HttpResponse response, string error)
     {
+        if (Upgrade?.ReceivedResponseError(error) == true)
+            return;
         try
         {
             OnReceivedResponseError(response, error);
@@ -136,7 +140,14 @@ public class HttpsClient : SslClient, IHttpClientHandler
         }
     }
 
-    void IHttpClientHandler.Closed() => Runner?.Disconnected();
+    void IHttpClientHandler.Closed()
+    {
+        Upgrade?.Closed();
+        Runner?.Disconnected();
+    }
+
+    /// <summary>The WebSocket handshake that takes the answer to an upgrade request (null for a plain HTTP client).</summary>
+    private protected IHttpClientUpgrade? Upgrade { get; set; }
 
     /// <summary>The awaitable requests of <see cref="HttpsClientEx"/> (null for the callback client).</summary>
     private protected HttpRequestRunner? Runner { get; set; }

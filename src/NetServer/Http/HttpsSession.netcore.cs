@@ -48,6 +48,14 @@ public class HttpsSession : SslSession, IHttpSessionHandler
 
     FileCache? IHttpSessionHandler.Cache => Server.Cache;
 
+    IHttpUpgradeHandler? IHttpSessionHandler.Upgrade => Upgrade;
+
+    /// <summary>What takes upgrade requests before the hooks (a WebSocket session sets its handshake here).</summary>
+    private protected IHttpUpgradeHandler? Upgrade { get; set; }
+
+    /// <summary>The HTTP protocol this session hosts until an upgrade replaces it.</summary>
+    internal HttpServerProtocol Http => _http;
+
     /// <summary>Sends <see cref="Response"/> and waits until the bytes are taken; returns the bytes sent.</summary>
     public long SendResponse() => SendResponse(Response);
 

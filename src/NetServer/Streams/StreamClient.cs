@@ -34,6 +34,9 @@ public abstract class StreamClient : StreamConnection
     /// <summary>The endpoint of the current connect attempt (a resolved host name), for <see cref="CreateSocket"/>.</summary>
     private protected EndPoint ConnectEndpoint { get; private set; } = null!;
 
+    /// <summary>A connect attempt starts: OnConnecting (a protocol that speaks first on every connection resets itself here too).</summary>
+    internal virtual void InvokeConnecting() => OnConnecting();
+
     /// <summary>Creates the socket for a connect attempt; override to prepare a special socket.</summary>
     protected virtual Socket CreateSocket() =>
         new(ConnectEndpoint.AddressFamily, SocketType.Stream, ConnectEndpoint.AddressFamily == AddressFamily.Unix ? ProtocolType.Unspecified : ProtocolType.Tcp);
@@ -61,7 +64,7 @@ public abstract class StreamClient : StreamConnection
         Connection connection;
         try
         {
-            RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
+            RunHook(static (self, _) => ((StreamClient)self).InvokeConnecting(), this, 0);
             ConnectEndpoint = ResolveSync(Endpoint);
             socket = CreateSocket();
             lock (_connectLock)
@@ -131,7 +134,7 @@ public abstract class StreamClient : StreamConnection
             if (CurrentConnection is { IsDetached: false } previous)
                 await previous.WhenFinished().ConfigureAwait(false);
 
-            RunHook(static (self, _) => ((StreamClient)self).OnConnecting(), this, 0);
+            RunHook(static (self, _) => ((StreamClient)self).InvokeConnecting(), this, 0);
             ConnectEndpoint = await ResolveAsync(Endpoint).ConfigureAwait(false);
             socket = CreateSocket();
             lock (_connectLock)

@@ -99,7 +99,7 @@ public abstract partial class StreamConnection
         OnEmpty();
     }
 
-    internal void InvokeError(SocketError error) => OnError(error);
+    internal virtual void InvokeError(SocketError error) => OnError(error);
 
     /// <summary>The connection is ready (connected, and handshaked over TLS): sessions join multicasts, the protocol starts.</summary>
     internal virtual void InvokeReady()

@@ -48,7 +48,9 @@ public class HttpResponseTests
         var response = new HttpResponse();
         Assert.Equal("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", Wire(response.MakeHeadResponse()));
         Assert.Equal("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", Wire(response.MakeOkResponse()));
-        Assert.Equal("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", Wire(response.MakeOkResponse(204)));
+        // RFC 9110 8.6: no Content-Length in a 204 (or 1xx) answer; NetCoreServer wrote "Content-Length: 0".
+        Assert.Equal("HTTP/1.1 204 No Content\r\n\r\n", Wire(response.MakeOkResponse(204)));
+        Assert.Equal("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", Wire(response.SetBegin(101).SetHeader("Upgrade", "websocket").SetBody()));
         Assert.Equal(
             "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: 0\r\n\r\n",
             Wire(response.MakeErrorResponse()));
