@@ -1,5 +1,4 @@
 using System.Collections.Generic;
-using System.Runtime.CompilerServices;
 using NetServer.Messaging;
 
 namespace NetServer;
@@ -107,34 +106,15 @@ public partial class MessageClient : MessageProtocol, IDisposable
     /// </summary>
     /// <exception cref="System.IO.IOException">Not connected, or the connection closed, and no message is left.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting.</exception>
-    public ValueTask<ReceivedMessage> ReceiveAsync(CancellationToken cancellationToken = default)
-    {
-        if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
-            return new ValueTask<ReceivedMessage>(message!);
-        if (ended)
-            return new ValueTask<ReceivedMessage>(Task.FromException<ReceivedMessage>(_inbox.Ended()));
-        return ReceiveSlowAsync(cancellationToken);
-    }
+    public ValueTask<ReceivedMessage> ReceiveAsync(CancellationToken cancellationToken = default) =>
+        _inbox.ReceiveAsync(_client, OptionReceiveQueueLimit, cancellationToken);
 
     /// <summary>
     /// Every received message, in order, until the connection closes (the sequence then ends) or
     /// <paramref name="cancellationToken"/> fires. Dispose each message when done.
     /// </summary>
-    public async IAsyncEnumerable<ReceivedMessage> ReceiveAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
-    {
-        while (true)
-        {
-            if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
-            {
-                yield return message!;
-                continue;
-            }
-
-            if (ended)
-                yield break;
-            await WaitAsync(_inbox.WhenChanged(), cancellationToken).ConfigureAwait(false);
-        }
-    }
+    public IAsyncEnumerable<ReceivedMessage> ReceiveAllAsync(CancellationToken cancellationToken = default) =>
+        _inbox.ReceiveAllAsync(_client, OptionReceiveQueueLimit, cancellationToken);
 
     /// <summary>Disconnects and releases the client.</summary>
     public void Dispose()
@@ -182,33 +162,5 @@ public partial class MessageClient : MessageProtocol, IDisposable
         _client.Dispose();
         _inbox.End(DisconnectReason.Disposed);
         _inbox.Clear();
-    }
-
-    private static async Task WaitAsync(Task task, CancellationToken cancellationToken)
-    {
-        if (!cancellationToken.CanBeCanceled || task.IsCompleted)
-        {
-            await task.ConfigureAwait(false);
-            return;
-        }
-
-        var cancelled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-        using (cancellationToken.Register(static state => ((TaskCompletionSource<bool>)state!).TrySetResult(true), cancelled))
-        {
-            if (await Task.WhenAny(task, cancelled.Task).ConfigureAwait(false) != task)
-                cancellationToken.ThrowIfCancellationRequested();
-        }
-    }
-
-    private async ValueTask<ReceivedMessage> ReceiveSlowAsync(CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            await WaitAsync(_inbox.WhenChanged(), cancellationToken).ConfigureAwait(false);
-            if (_inbox.TryTake(_client, OptionReceiveQueueLimit, out var message, out var ended))
-                return message!;
-            if (ended)
-                throw _inbox.Ended();
-        }
     }
 }

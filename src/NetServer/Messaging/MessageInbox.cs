@@ -1,5 +1,6 @@
 using System.Collections.Generic;
 using System.IO;
+using System.Runtime.CompilerServices;
 
 namespace NetServer.Messaging;
 
@@ -36,9 +37,9 @@ internal sealed class MessageInbox
     }
 
     /// <summary>Queues a copy of <paramref name="message"/>; pauses <paramref name="connection"/> when over <paramref name="limit"/> bytes.</summary>
-    public void Add(ReadOnlySpan<byte> message, StreamConnection connection, long limit)
+    public void Add(ReadOnlySpan<byte> message, StreamConnection connection, long limit, bool isText = false)
     {
-        var item = new ReceivedMessage(message);
+        var item = new ReceivedMessage(message, isText);
         TaskCompletionSource<bool>? waiter;
         lock (_gate)
         {
@@ -52,6 +53,7 @@ internal sealed class MessageInbox
 
             waiter = _waiter;
             _waiter = null;
+            Monitor.PulseAll(_gate); // a blocking reader
         }
 
         waiter?.TrySetResult(true);
@@ -68,6 +70,7 @@ internal sealed class MessageInbox
             _paused = false;
             waiter = _waiter;
             _waiter = null;
+            Monitor.PulseAll(_gate);
         }
 
         waiter?.TrySetResult(false);
@@ -97,6 +100,76 @@ internal sealed class MessageInbox
         }
     }
 
+    /// <summary>The next message, waiting (blocking) until one arrives; null once the connection is down and the queue drained.</summary>
+    public ReceivedMessage? Take(StreamConnection? connection, long limit)
+    {
+        lock (_gate)
+        {
+            while (_items.Count == 0 && _open)
+                Monitor.Wait(_gate);
+        }
+
+        TryTake(connection, limit, out var message, out _);
+        return message;
+    }
+
+    /// <summary>The next message: at once if one is queued, otherwise when one arrives. One reader at a time.</summary>
+    /// <exception cref="IOException">The connection is down and no message is left.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired while waiting.</exception>
+    public ValueTask<ReceivedMessage> ReceiveAsync(StreamConnection? connection, long limit, CancellationToken cancellationToken)
+    {
+        if (TryTake(connection, limit, out var message, out var ended))
+            return new ValueTask<ReceivedMessage>(message!);
+        if (ended)
+            return new ValueTask<ReceivedMessage>(Task.FromException<ReceivedMessage>(Ended()));
+        return ReceiveSlowAsync(connection, limit, cancellationToken);
+    }
+
+    /// <summary>Every message, in order, until the connection is down and the queue drained, or <paramref name="cancellationToken"/> fires.</summary>
+    public async IAsyncEnumerable<ReceivedMessage> ReceiveAllAsync(StreamConnection? connection, long limit, [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            if (TryTake(connection, limit, out var message, out var ended))
+            {
+                yield return message!;
+                continue;
+            }
+
+            if (ended)
+                yield break;
+            await WaitAsync(WhenChanged(), cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private async ValueTask<ReceivedMessage> ReceiveSlowAsync(StreamConnection? connection, long limit, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            await WaitAsync(WhenChanged(), cancellationToken).ConfigureAwait(false);
+            if (TryTake(connection, limit, out var message, out var ended))
+                return message!;
+            if (ended)
+                throw Ended();
+        }
+    }
+
+    private static async Task WaitAsync(Task task, CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.CanBeCanceled || task.IsCompleted)
+        {
+            await task.ConfigureAwait(false);
+            return;
+        }
+
+        var cancelled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using (cancellationToken.Register(static state => ((TaskCompletionSource<bool>)state!).TrySetResult(true), cancelled))
+        {
+            if (await Task.WhenAny(task, cancelled.Task).ConfigureAwait(false) != task)
+                cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
     /// <summary>A task that completes when a message arrives or the connection ends (at once if either happened already).</summary>
     public Task WhenChanged()
     {
@@ -114,7 +187,7 @@ internal sealed class MessageInbox
         lock (_gate)
         {
             return new IOException(_endReason == DisconnectReason.None
-                ? "The message client is not connected."
+                ? "Not connected."
                 : $"The connection closed ({_endReason}) and no message is left to receive.");
         }
     }

@@ -3,7 +3,7 @@ using System.Buffers;
 namespace NetServer;
 
 /// <summary>
-/// A message taken from a <see cref="MessageClient"/>'s receive queue: its bytes live in pooled
+/// A message taken from a receive queue (<see cref="MessageClient"/>, <see cref="WsClient"/>, ...): its bytes live in pooled
 /// memory until <see cref="Dispose"/> (a <c>using</c>), which gives them back; reading it after
 /// that throws. Dispose is idempotent.
 /// </summary>
@@ -11,12 +11,19 @@ public sealed class ReceivedMessage : IDisposable
 {
     private byte[]? _array;
 
-    internal ReceivedMessage(ReadOnlySpan<byte> message)
+    internal ReceivedMessage(ReadOnlySpan<byte> message, bool isText = false)
     {
         Length = message.Length;
+        IsText = isText;
         _array = ArrayPool<byte>.Shared.Rent(Math.Max(message.Length, 1));
         message.CopyTo(_array);
     }
+
+    /// <summary>True for a WebSocket text message (valid UTF-8: <see cref="Text"/> reads it); false for a binary one and for byte messages.</summary>
+    public bool IsText { get; }
+
+    /// <summary>The bytes decoded as UTF-8 (valid until <see cref="Dispose"/>).</summary>
+    public string Text => TextEncoding.Decode(Span);
 
     /// <summary>The message's length in bytes.</summary>
     public int Length { get; }
