@@ -98,6 +98,9 @@ internal sealed class WsInflater : IDisposable
         return true;
     }
 
+    /// <summary>The message <see cref="Finish"/> returned, as an array segment (for hooks that take an array).</summary>
+    public ArraySegment<byte> Message => _output.WrittenSegment;
+
     /// <summary>Gives the output memory back to the pool when between messages (the last message is then gone).</summary>
     public void Release()
     {

@@ -1,0 +1,180 @@
+using System.Buffers.Binary;
+using System.Net.WebSockets;
+
+namespace NetServer.WebSockets;
+
+// Sending: every frame is built in place in pooled send memory (header, then the payload copied,
+// masked with a fresh key on the client side, or compressed) and committed as one unit, so frames
+// from many threads never interleave and a control frame may go out between the fragments of a
+// message. Nothing is allocated per frame.
+internal sealed partial class WebSocketProtocol
+{
+    // Text up to this many UTF-8 bytes is encoded straight into the send memory (one contiguous span).
+    private const int DirectTextLimit = 64 * 1024;
+
+    private bool _sendingFragmented;          // a message sent in parts is open: the next data frame continues it
+    private WebSocketMessageType _fragmentType;
+
+    /// <summary>Sends a whole message or a control frame without waiting (queued); false when not connected, closing or refused.</summary>
+    public bool Send(WsOpcode opcode, ReadOnlySpan<byte> payload)
+    {
+        if (!CanSend(opcode, out var connection))
+            return false;
+        if (WsOpcodes.IsControl(opcode) && payload.Length > MaxControlPayload)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(payload), "A ping or pong carries at most 125 bytes.");
+        if (ShouldCompress(opcode, payload.Length))
+            return SendCompressed(connection, opcode, payload);
+
+        using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);
+        WriteFrame(writer, opcode, fin: true, rsv1: false, payload);
+        return writer.Commit();
+    }
+
+    /// <summary>As <see cref="Send(WsOpcode, ReadOnlySpan{byte})"/> for <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/>.</summary>
+    public bool Send(WsOpcode opcode, byte[] buffer, long offset, long size)
+    {
+        ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
+        return Send(opcode, new ReadOnlySpan<byte>(buffer, start, count));
+    }
+
+    /// <summary>Sends <paramref name="text"/> encoded as UTF-8 in a text (or ping, pong) frame; returns its UTF-8 length, or -1 when not sent.</summary>
+    public int Send(WsOpcode opcode, ReadOnlySpan<char> text)
+    {
+        if (!CanSend(opcode, out var connection))
+            return -1;
+        var length = text.IsEmpty ? 0 : TextEncoding.ByteCount(text);
+        if (length > DirectTextLimit || ShouldCompress(opcode, length) || (WsOpcodes.IsControl(opcode) && length > MaxControlPayload))
+        {
+            var rented = System.Buffers.ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
+            try
+            {
+                return Send(opcode, new ReadOnlySpan<byte>(rented, 0, TextEncoding.Encode(text, rented))) ? length : -1;
+            }
+            finally
+            {
+                System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+
+        using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + length);
+        var masked = !_isServer;
+        var key = masked ? WsMask.NewKey() : 0u;
+        var span = writer.GetSpan(WsFrameHeader.MaxHeaderLength + length);
+        var header = WsFrameHeader.Write(span, opcode, fin: true, rsv1: false, length, masked, key);
+        var payload = span.Slice(header, length);
+        TextEncoding.Encode(text, payload);
+        if (masked)
+            WsMask.Apply(payload, key, 0);
+        writer.Advance(header + length);
+        return writer.Commit() ? length : -1;
+    }
+
+    /// <summary>
+    /// Sends a message, or a part of one (<paramref name="endOfMessage"/> false: more parts follow,
+    /// each its own frame), waiting for room in the send queue instead of refusing.
+    /// </summary>
+    /// <returns>True once queued; false when not connected or closing.</returns>
+    public ValueTask<bool> SendAsync(ReadOnlyMemory<byte> payload, WebSocketMessageType type, bool endOfMessage, CancellationToken cancellationToken)
+    {
+        if (type == WebSocketMessageType.Close)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(type), "Close with CloseAsync (or Close), not as a message.");
+        var opcode = type == WebSocketMessageType.Text ? WsOpcode.Text : WsOpcode.Binary;
+        if (!CanSend(opcode, out var connection))
+            return new ValueTask<bool>(false);
+
+        if (!_sendingFragmented && endOfMessage && ShouldCompress(opcode, payload.Length))
+            return SendCompressedAsync(connection, opcode, payload.Span, cancellationToken);
+
+        // A message in parts: its first frame carries the type, the others are continuations.
+        if (_sendingFragmented)
+        {
+            if (type != _fragmentType)
+                ThrowHelper.ThrowInvalidOperation("A message sent in parts keeps its type until its last part.");
+            opcode = WsOpcode.Continuation;
+        }
+
+        _sendingFragmented = !endOfMessage;
+        _fragmentType = type;
+        using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);
+        WriteFrame(writer, opcode, endOfMessage, rsv1: false, payload.Span);
+        return writer.CommitAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Sends a close frame with <paramref name="status"/> and a UTF-8 reason (at most 123 bytes), and
+    /// waits for the peer's as <see cref="Close(int, ReadOnlySpan{byte})"/> does; returns the frame's
+    /// payload size, 0 if a close frame was sent already.
+    /// </summary>
+    public long SendClose(int status, ReadOnlySpan<byte> reason) => Close(status, reason) ? 2 + reason.Length : 0;
+
+    private static bool CheckClose(int status, ReadOnlySpan<byte> reason)
+    {
+        if (status != -1 && !WsCloseStatus.IsValidOnWire(status))
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(status), $"{status} is not a close status that may be sent (1000-1003, 1007-1014, 3000-4999).");
+        if (reason.Length > MaxControlPayload - 2)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(reason), "A close reason takes at most 123 bytes.");
+        return true;
+    }
+
+    /// <summary>Sends a close frame with <paramref name="status"/> (-1: none) unless one was sent; marks the connection as closing.</summary>
+    private bool SendCloseFrame(int status, ReadOnlySpan<byte> reason)
+    {
+        var connection = Connection;
+        if (connection is null || !_upgraded || !SetCloseFlag(CloseFlags.CloseSent))
+            return false;
+        LeaveMulticast();
+        Span<byte> payload = stackalloc byte[MaxControlPayload];
+        var length = 0;
+        if (status >= 0)
+        {
+            BinaryPrimitives.WriteUInt16BigEndian(payload, (ushort)status);
+            reason.CopyTo(payload.Slice(2));
+            length = 2 + reason.Length;
+        }
+
+        using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + length);
+        WriteFrame(writer, WsOpcode.Close, fin: true, rsv1: false, payload.Slice(0, length));
+        return writer.Commit();
+    }
+
+    /// <summary>Frames may be sent: upgraded, connected, and (for data, pings and pongs) no close sent yet.</summary>
+    private bool CanSend(WsOpcode opcode, out StreamConnection connection)
+    {
+        connection = Connection!;
+        return connection is not null && _upgraded && (opcode == WsOpcode.Close || !IsCloseSent);
+    }
+
+    /// <summary>Writes a frame: the header, then the payload (masked with a fresh key by a client).</summary>
+    private void WriteFrame(SendWriter writer, WsOpcode opcode, bool fin, bool rsv1, ReadOnlySpan<byte> payload)
+    {
+        var masked = !_isServer;
+        var key = masked ? WsMask.NewKey() : 0u;
+        var header = WsFrameHeader.Write(writer.GetSpan(WsFrameHeader.MaxHeaderLength), opcode, fin, rsv1, payload.Length, masked, key);
+        writer.Advance(header);
+        if (!masked)
+        {
+            writer.Write(payload);
+            return;
+        }
+
+        var offset = 0;
+        while (!payload.IsEmpty)
+        {
+            var span = writer.GetSpan(Math.Min(payload.Length, DirectTextLimit));
+            var part = Math.Min(span.Length, payload.Length);
+            offset = WsMask.CopyMasked(payload.Slice(0, part), span, key, offset);
+            writer.Advance(part);
+            payload = payload.Slice(part);
+        }
+    }
+
+    /// <summary>Builds an unmasked frame into <paramref name="destination"/> (a server's multicast frame); returns its length.</summary>
+    public static int WriteServerFrame(Span<byte> destination, WsOpcode opcode, ReadOnlySpan<byte> payload)
+    {
+        var header = WsFrameHeader.Write(destination, opcode, fin: true, rsv1: false, payload.Length, masked: false, maskKey: 0);
+        payload.CopyTo(destination.Slice(header));
+        return header + payload.Length;
+    }
+
+    private void LeaveMulticast() => (Connection as StreamSession)?.LeaveMulticast();
+}
