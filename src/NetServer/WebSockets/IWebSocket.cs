@@ -6,8 +6,9 @@ namespace NetServer;
 /// The WebSocket hooks of <see cref="WsSession"/>, <c>WssSession</c>, <see cref="WsClient"/> and
 /// <c>WssClient</c>: NetCoreServer's, plus <see cref="OnWsReceived(WebSocketMessageType, byte[], long, long)"/>
 /// that also gives the message type. Each implementer has them as <c>public virtual</c> methods to
-/// override. Every hook runs on the connection's own thread of delivery, never concurrently with
-/// another hook of the same connection.
+/// override. The receive hooks (<c>OnWsReceived</c>, <c>OnWsPing</c>, <c>OnWsPong</c>, <c>OnWsClose</c>)
+/// run in order, never concurrently with each other; <c>OnWsError</c> for a keep-alive or close
+/// timeout comes from the shared clock's pool thread.
 /// </summary>
 public interface IWebSocket
 {

@@ -7,14 +7,25 @@ namespace NetServer.WebSockets;
 internal sealed partial class WebSocketProtocol
 {
     /// <summary>
-    /// Starts the close handshake: sends a close frame with <paramref name="status"/> (-1: none) and
+    /// Starts the close handshake: sends a close frame with <paramref name="status"/> and
     /// <paramref name="reason"/>, then waits for the peer's close frame (the connection closes then,
-    /// or after <see cref="WsOptions.CloseTimeout"/>).
+    /// or after <see cref="WsOptions.CloseTimeout"/>). A status that may not be sent (RFC 6455 7.4:
+    /// below 1000, 1004-1006, 1015, 1016-2999, 5000 and over; -1 for none) goes out as a close frame
+    /// without a status, which the peer reports as 1005: NetCoreServer programs pass such codes
+    /// (its multicast benchmark closes with 100), and sending them would make a conforming peer fail
+    /// the connection instead of closing it.
     /// </summary>
     /// <returns>False if not upgraded or a close frame was sent already.</returns>
     public bool Close(int status, ReadOnlySpan<byte> reason)
     {
-        if (!CheckClose(status, reason) || !SendCloseFrame(status, reason))
+        CheckReason(reason);
+        if (!WsCloseStatus.IsValidOnWire(status))
+        {
+            status = -1;
+            reason = default; // a reason travels only after a status
+        }
+
+        if (!SendCloseFrame(status, reason))
             return false;
         if ((Volatile.Read(ref _closeState) & (int)CloseFlags.CloseReceived) != 0)
             CloseHandshakeDone(); // our frame answered theirs

@@ -107,13 +107,10 @@ internal sealed partial class WebSocketProtocol
     /// </summary>
     public long SendClose(int status, ReadOnlySpan<byte> reason) => Close(status, reason) ? 2 + reason.Length : 0;
 
-    private static bool CheckClose(int status, ReadOnlySpan<byte> reason)
+    private static void CheckReason(ReadOnlySpan<byte> reason)
     {
-        if (status != -1 && !WsCloseStatus.IsValidOnWire(status))
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(status), $"{status} is not a close status that may be sent (1000-1003, 1007-1014, 3000-4999).");
         if (reason.Length > MaxControlPayload - 2)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(reason), "A close reason takes at most 123 bytes.");
-        return true;
     }
 
     /// <summary>Sends a close frame with <paramref name="status"/> (-1: none) unless one was sent; marks the connection as closing.</summary>
