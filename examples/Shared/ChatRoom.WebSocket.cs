@@ -43,6 +43,8 @@ internal static partial class ChatRoom
         bool MulticastText(byte[] buffer, long offset, long size);
 
         bool CloseAll(int status, string text);
+
+        bool DisconnectAll();
     }
 
     /// <summary>What the chat needs of a WebSocket session: WsSession and WssSession have all of it.</summary>
@@ -129,8 +131,10 @@ internal static partial class ChatRoom
             PageFolder.StartShowing(room.Start, () => room.Endpoint, "Chat page", scheme, PagePrefix),
             async () =>
             {
-                // The close frames are queued before the stop, which sends what is queued before it closes each connection.
+                // A stop drops what is still queued, so the close frames are seen out first: DisconnectAll
+                // sends what each connection has queued, ends it and waits (bounded) for the peer to end it too.
                 room.CloseAll(WsCloseStatus.GoingAway, GoingAwayReason);
+                room.DisconnectAll();
                 await room.StopAsync();
             },
             () => room.IsStarted,
