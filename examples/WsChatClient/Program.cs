@@ -24,9 +24,9 @@ internal sealed class ChatClient(string address, int port, ChatTerminal terminal
 
 internal static class Program
 {
-    private const int DefaultPort = 8080;
+    private const int DefaultPort = 8081;
 
-    /// <summary>Usage: WsChatClient [address] [port]. Defaults: 127.0.0.1, 8080. The address may be a host name.</summary>
+    /// <summary>Usage: WsChatClient [address] [port]. Defaults: 127.0.0.1, 8081. The address may be a host name.</summary>
     private static async Task Main(string[] args)
     {
         var address = args.Length > 0 ? args[0] : "127.0.0.1";

@@ -45,11 +45,11 @@ internal sealed class ChatServer(IPAddress address, int port) : WsServer(address
 
 internal static class Program
 {
-    private const int DefaultPort = 8080;
+    private const int DefaultPort = 8081;
     private const string Usage = "Usage: WsChatServer [port] [address] [--www DIR]";
 
     /// <summary>
-    /// Usage: WsChatServer [port] [address] [--www DIR]. Defaults: port 8080 (0 lets the system
+    /// Usage: WsChatServer [port] [address] [--www DIR]. Defaults: port 8081 (0 lets the system
     /// pick a free one), address 127.0.0.1 (pass 0.0.0.0 to accept other machines). The chat page
     /// comes from the repository's www/ws folder unless --www names another.
     /// </summary>

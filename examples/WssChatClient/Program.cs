@@ -29,11 +29,11 @@ internal sealed class ChatClient(SslContext context, string address, int port, C
 
 internal static class Program
 {
-    private const int DefaultPort = 8443;
+    private const int DefaultPort = 8444;
     private const string Usage = "Usage: WssChatClient [address] [port] [--certs DIR]";
 
     /// <summary>
-    /// Usage: WssChatClient [address] [port] [--certs DIR]. Defaults: 127.0.0.1, 8443. The
+    /// Usage: WssChatClient [address] [port] [--certs DIR]. Defaults: 127.0.0.1, 8444. The
     /// server's certificate must be issued by the test CA (certs/ca.pem) for the address (or host
     /// name) given.
     /// </summary>

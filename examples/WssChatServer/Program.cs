@@ -51,11 +51,11 @@ internal sealed class ChatServer(SslContext context, IPAddress address, int port
 
 internal static class Program
 {
-    private const int DefaultPort = 8443;
+    private const int DefaultPort = 8444;
     private const string Usage = "Usage: WssChatServer [port] [address] [--www DIR] [--certs DIR]";
 
     /// <summary>
-    /// Usage: WssChatServer [port] [address] [--www DIR] [--certs DIR]. Defaults: port 8443 (0 lets
+    /// Usage: WssChatServer [port] [address] [--www DIR] [--certs DIR]. Defaults: port 8444 (0 lets
     /// the system pick a free one), address 127.0.0.1. The page comes from www/ws and the
     /// certificate (server.pfx, issued by the test CA) from certs/, both found above the program.
     /// </summary>
