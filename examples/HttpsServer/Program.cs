@@ -15,7 +15,7 @@ internal sealed class CacheSession(CacheServer server, CacheApi cache) : HttpsSe
     protected override void OnReceivedCachedRequest(HttpRequest request, byte[] content)
     {
         base.OnReceivedCachedRequest(request, content);
-        CacheServerConsole.LogStatic(request);
+        PageFolder.LogStatic(request);
     }
 
     protected override void OnReceivedRequestError(HttpRequest request, string error) => Console.WriteLine($"Session {Id}: refused a request: {error}");
@@ -48,11 +48,11 @@ internal static class Program
     /// </summary>
     private static async Task<int> Main(string[] args)
     {
-        if (CommandLine.Parse(args, Usage, switches: [], options: [CacheServerConsole.WwwOption, CertificateFolder.Option]) is not { } line)
+        if (CommandLine.Parse(args, Usage, switches: [], options: [PageFolder.Option, CertificateFolder.Option]) is not { } line)
             return 2;
         var port = line.Positional(0) is { } portText ? int.Parse(portText, CultureInfo.InvariantCulture) : DefaultPort;
         var address = line.Positional(1) is { } addressText ? IPAddress.Parse(addressText) : IPAddress.Loopback;
-        if (CacheServerConsole.FindPage(line.ValueOf(CacheServerConsole.WwwOption)) is not { } page)
+        if (PageFolder.Find(line.ValueOf(PageFolder.Option), CacheServerConsole.PageFolderName) is not { } page)
             return 1;
         using var certificates = CertificateFolder.Open(line.ValueOf(CertificateFolder.Option));
         if (certificates?.Load(CertificateFolder.ServerFile) is not { } certificate)

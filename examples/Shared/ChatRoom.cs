@@ -6,9 +6,10 @@ namespace NetServer.Examples;
 /// <summary>
 /// The rules of the chat, the same on every transport: each newcomer is greeted, every line a
 /// member sends goes to all members, a member who sends "!" leaves, and the operator's lines go to
-/// all members.
+/// all members. Here for the line protocol of the stream transports; ChatRoom.WebSocket.cs holds the
+/// same rules for the WebSocket chat, where a message is a WebSocket text message.
 /// </summary>
-internal static class ChatRoom
+internal static partial class ChatRoom
 {
     /// <summary>The first line every member receives.</summary>
     public const string Greeting = "Welcome to the NetServer chat. Every line you send goes to everyone here; send '!' to leave.";
@@ -16,7 +17,7 @@ internal static class ChatRoom
     /// <summary>Greets a member that has just connected.</summary>
     public static void Welcome(StreamSession session, string? from)
     {
-        Console.WriteLine(from is null ? $"Session {session.Id} joined" : $"Session {session.Id} joined from {from}");
+        Joined(session, from);
         session.SendAsync(Greeting + ChatProtocol.LineEnd);
     }
 
@@ -26,7 +27,7 @@ internal static class ChatRoom
     {
         while (lines.TryRead(ref data, out var line))
         {
-            Console.WriteLine($"Session {session.Id}: {line}");
+            Heard(session, line);
             server.Multicast(line + ChatProtocol.LineEnd);
 
             // Disconnect from inside a hook returns at once; the "!" queued above is still sent first.
@@ -52,4 +53,9 @@ internal static class ChatRoom
             () => server.IsStarted,
             () => server.Endpoint,
             text => server.Multicast(text + ChatProtocol.LineEnd)));
+
+    private static void Joined(StreamSession session, string? from) =>
+        Console.WriteLine(from is null ? $"Session {session.Id} joined" : $"Session {session.Id} joined from {from}");
+
+    private static void Heard(StreamSession session, string message) => Console.WriteLine($"Session {session.Id}: {message}");
 }

@@ -33,8 +33,8 @@ internal static class HeadlessBrowser
     /// </summary>
     public static async Task<string> DumpDomAsync(Uri page, TimeSpan scriptTime, TimeSpan timeout)
     {
-        var executable = s_probe.Value.Path ?? throw new InvalidOperationException(Failure);
-        var profile = Path.Combine(Path.GetTempPath(), "netserver-chromium-" + Guid.NewGuid().ToString("N")[..12]);
+        var executable = Executable;
+        var profile = NewProfile();
         var info = new ProcessStartInfo(executable)
         {
             UseShellExecute = false,
@@ -42,20 +42,11 @@ internal static class HeadlessBrowser
             RedirectStandardError = true,
         };
 
-        // --headless is the new headless mode (the old one is gone from current Chromium).
-        // --no-sandbox: the sandbox refuses to start as root (CI runs as root); the pages are our own.
-        // A profile of its own, so runs side by side do not share a profile lock or a cache.
-        foreach (var argument in new[]
-        {
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-            "--user-data-dir=" + profile,
-            "--virtual-time-budget=" + ((long)scriptTime.TotalMilliseconds).ToString(CultureInfo.InvariantCulture),
-            "--dump-dom", page.AbsoluteUri,
-        })
-        {
+        foreach (var argument in Arguments(profile))
             info.ArgumentList.Add(argument);
-        }
+        info.ArgumentList.Add("--virtual-time-budget=" + ((long)scriptTime.TotalMilliseconds).ToString(CultureInfo.InvariantCulture));
+        info.ArgumentList.Add("--dump-dom");
+        info.ArgumentList.Add(page.AbsoluteUri);
 
         using var process = Process.Start(info) ?? throw new InvalidOperationException($"{executable} did not start.");
         try
@@ -84,6 +75,24 @@ internal static class HeadlessBrowser
             DeleteProfile(profile);
         }
     }
+
+    /// <summary>The browser's executable; throws with <see cref="Failure"/> when there is none.</summary>
+    internal static string Executable => s_probe.Value.Path ?? throw new InvalidOperationException(Failure);
+
+    /// <summary>
+    /// The switches every run gets. --headless is the new headless mode (the old one is gone from
+    /// current Chromium). --no-sandbox: the sandbox refuses to start as root (CI runs as root); the
+    /// pages are our own. A profile of its own, so runs side by side do not share a profile lock or a cache.
+    /// </summary>
+    internal static string[] Arguments(string profile) =>
+    [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+        "--user-data-dir=" + profile,
+    ];
+
+    /// <summary>A fresh profile folder in the temp folder; <see cref="DeleteProfile"/> removes it.</summary>
+    internal static string NewProfile() => Path.Combine(Path.GetTempPath(), "netserver-chromium-" + Guid.NewGuid().ToString("N")[..12]);
 
     private static (string? Path, string? Failure) Probe()
     {
@@ -118,10 +127,10 @@ internal static class HeadlessBrowser
             .FirstOrDefault(File.Exists);
 
     /// <summary>The last lines of Chromium's log: the reason is at the end, after its D-Bus complaints (no session bus in CI).</summary>
-    private static string Tail(string log) =>
+    internal static string Tail(string log) =>
         string.Join(Environment.NewLine, log.Split('\n').TakeLast(20));
 
-    private static void DeleteProfile(string profile)
+    internal static void DeleteProfile(string profile)
     {
         try
         {
