@@ -103,6 +103,23 @@ public class WsServer : HttpServer
     /// <inheritdoc cref="MulticastPing(byte[])"/>
     public bool MulticastPing(ReadOnlySpan<char> text) => WsServerFrames.Multicast(this, WsOpcode.Ping, text);
 
+    /// <summary>
+    /// Stops as the base server does, after saying "going away" (1001) to every WebSocket session
+    /// and letting what their connections queued go out (as <c>DisconnectAll</c> does): a plain stop
+    /// drops queued bytes, and peers would see the connection end without a close frame (1006).
+    /// </summary>
+    /// <returns>True if stopped; false if not started.</returns>
+    public override bool Stop()
+    {
+        if (IsStarted)
+        {
+            WsServerFrames.CloseAll(Sessions.Values, WsCloseStatus.GoingAway, "Server stopping"u8);
+            DisconnectAll();
+        }
+
+        return base.Stop();
+    }
+
     /// <inheritdoc/>
     protected override TcpSession CreateSession() => new WsSession(this);
 }
