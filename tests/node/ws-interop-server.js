@@ -7,7 +7,8 @@
 //       "close CODE REASON"  closes with that code and reason;
 //       "ping PAYLOAD"       sends a ping with that payload and, once the matching pong arrives,
 //                            the text "pong PAYLOAD";
-//       "info"               sends {"protocol": ..., "extensions": ...} as this side negotiated them.
+//       "info"               sends {"protocol": ..., "extensions": ..., "answer": ...}: the subprotocol and
+//                            extensions as this side agreed to them, and its Sec-WebSocket-Extensions answer.
 // Usage: node ws-interop-server.js [--deflate] [--tls cert.pem key.pem]
 'use strict';
 const fs = require('fs');
@@ -27,7 +28,13 @@ const wss = new WebSocketServer({
   handleProtocols: (protocols) => (protocols.has('superchat') ? 'superchat' : false),
 });
 
-wss.on('connection', (socket) => {
+// The answer's Sec-WebSocket-Extensions line, kept with the request it answers for "info".
+wss.on('headers', (headers, request) => {
+  const line = headers.find((header) => header.toLowerCase().startsWith('sec-websocket-extensions:'));
+  request.extensionsAnswer = line ? line.slice(line.indexOf(':') + 1).trim() : '';
+});
+
+wss.on('connection', (socket, request) => {
   socket.on('message', (data, isBinary) => {
     const text = isBinary ? '' : data.toString('utf8');
     if (text.startsWith('close ')) {
@@ -38,7 +45,7 @@ wss.on('connection', (socket) => {
       socket.once('pong', (pong) => socket.send(`pong ${pong.toString('utf8')}`));
       socket.ping(payload);
     } else if (text === 'info') {
-      socket.send(JSON.stringify({ protocol: socket.protocol, extensions: socket.extensions }));
+      socket.send(JSON.stringify({ protocol: socket.protocol, extensions: socket.extensions, answer: request.extensionsAnswer }));
     } else {
       socket.send(data, { binary: isBinary });
     }

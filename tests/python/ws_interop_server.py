@@ -9,7 +9,8 @@
 #       "close CODE REASON"  closes with that code and reason;
 #       "ping PAYLOAD"       sends a ping with that payload and, once the matching pong arrives,
 #                            the text "pong PAYLOAD";
-#       "info"               sends {"protocol": ..., "extensions": ...} as this side negotiated them.
+#       "info"               sends {"protocol": ..., "extensions": ..., "answer": ...}: the subprotocol and
+#                            extensions as this side agreed to them, and its Sec-WebSocket-Extensions answer.
 # Usage: /usr/bin/python3 ws_interop_server.py [--deflate] [--tls cert.pem key.pem]
 import asyncio
 import json
@@ -39,7 +40,8 @@ async def handle(ws, path):
                 task.add_done_callback(tasks.discard)
             elif message == "info":
                 names = ",".join(extension.name for extension in ws.extensions)
-                await ws.send(json.dumps({"protocol": ws.subprotocol, "extensions": names}))
+                answer = ws.response_headers.get("Sec-WebSocket-Extensions", "")
+                await ws.send(json.dumps({"protocol": ws.subprotocol, "extensions": names, "answer": answer}))
             else:
                 await ws.send(message)
     except websockets.ConnectionClosed:

@@ -87,6 +87,7 @@ internal static class WsInteropScenarios
         var info = JsonDocument.Parse(await client.ReceiveTextAsync()).RootElement;
         Assert.Equal("superchat", info.GetProperty("protocol").GetString());
         Assert.Equal(deflate ? "permessage-deflate" : string.Empty, info.GetProperty("extensions").GetString());
+        Assert.Equal(deflate ? DeflateAnswer(peer) : string.Empty, info.GetProperty("answer").GetString());
 
         var sent = client.BytesSent;
         var received = client.BytesReceived;
@@ -134,6 +135,12 @@ internal static class WsInteropScenarios
         Assert.Equal(DisconnectReason.PeerClosed, client.DisconnectReason);
         Assert.Empty(client.Errors);
     }
+
+    /// <summary>
+    /// What each peer's server answers to our client's offer (a plain "permessage-deflate"):
+    /// websockets limits its own window to 12 bits unasked, so our client inflates a 12-bit window.
+    /// </summary>
+    private static string DeflateAnswer(WsPeer peer) => peer == WsPeer.Python ? "permessage-deflate; server_max_window_bits=12" : "permessage-deflate";
 
     /// <summary>Text and binary messages of every size in <see cref="s_sizes"/>, all sent, then each echo checked in order.</summary>
     public static async Task EchoAsync(WsInteropClient client)
