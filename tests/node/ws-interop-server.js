@@ -1,5 +1,5 @@
 // An independent WebSocket server (the `ws` package) for the interop tests of our clients
-// (tests/NetServer.Tests/WebSockets/WsInteropPeerServerTests.cs). Listens on 127.0.0.1, port 0,
+// (tests/NetServer.Tests/WebSockets/WsInteropScenarios.cs). Listens on 127.0.0.1, port 0,
 // and prints "listening PORT"; exits when its stdin closes (the test ended). Per connection:
 //   - speaks the subprotocol "superchat" when the client offers it (none otherwise);
 //   - permessage-deflate when started with --deflate (threshold 0: every message compressed);

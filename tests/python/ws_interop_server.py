@@ -1,5 +1,5 @@
 # An independent WebSocket server (python3-websockets, Debian's package for /usr/bin/python3) for
-# the interop tests of our clients (tests/NetServer.Tests/WebSockets/WsInteropPeerServerTests.cs).
+# the interop tests of our clients (tests/NetServer.Tests/WebSockets/WsInteropScenarios.cs).
 # Listens on 127.0.0.1, port 0, and prints "listening PORT"; exits when its stdin closes (the test
 # ended). Per connection:
 #   - speaks the subprotocol "superchat" when the client offers it (none otherwise);

@@ -56,7 +56,8 @@ internal sealed class WsInteropClient : IDisposable
 
     public Task<bool> ConnectAsync() => _client.ConnectAsync(CancellationToken.None).WaitAsync(WsInteropPeers.Timeout);
 
-    public Task<bool> SendAsync(byte[] payload, WebSocketMessageType type) => _client.SendMessageAsync(payload, type).AsTask().WaitAsync(WsInteropPeers.Timeout);
+    public Task<bool> SendAsync(byte[] payload, WebSocketMessageType type, bool endOfMessage = true) =>
+        _client.SendMessageAsync(payload, type, endOfMessage).AsTask().WaitAsync(WsInteropPeers.Timeout);
 
     public Task<bool> SendAsync(string text) => SendAsync(Encoding.UTF8.GetBytes(text), WebSocketMessageType.Text);
 

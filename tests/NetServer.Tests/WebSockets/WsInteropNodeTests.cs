@@ -8,12 +8,12 @@ public sealed class WsInteropNodeTests
 {
     [NodeWsTheory]
     [MemberData(nameof(WsInteropScenarios.TransportsAndDeflate), MemberType = typeof(WsInteropScenarios))]
-    public Task Node_ws_client_talks_to_our_server(bool secure, bool deflate) =>
+    public Task Node_ws_client_talks_to_our_server(bool secure, WsDeflateMode deflate) =>
         WsInteropScenarios.TheirClientAgainstOurServerAsync(WsPeer.Node, secure, deflate);
 
     [NodeWsTheory]
     [MemberData(nameof(WsInteropScenarios.TransportsAndDeflate), MemberType = typeof(WsInteropScenarios))]
-    public Task Our_client_talks_to_a_node_ws_server(bool secure, bool deflate) =>
+    public Task Our_client_talks_to_a_node_ws_server(bool secure, WsDeflateMode deflate) =>
         WsInteropScenarios.OurClientAgainstTheirServerAsync(WsPeer.Node, secure, deflate);
 
     [NodeWsTheory]

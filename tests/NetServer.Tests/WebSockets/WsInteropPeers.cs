@@ -11,16 +11,6 @@ using Xunit;
 
 namespace NetServer.Tests.WebSockets;
 
-/// <summary>The independent WebSocket implementations the interop tests run against.</summary>
-public enum WsPeer
-{
-    /// <summary>Node.js with the <c>ws</c> package, installed into tests/node by build/install-tools.sh.</summary>
-    Node,
-
-    /// <summary>python3 with the <c>websockets</c> package (Debian's python3-websockets, for /usr/bin/python3).</summary>
-    Python,
-}
-
 /// <summary>
 /// Finds and runs the peers: tests/node/ws-interop-{client,server}.js and
 /// tests/python/ws_interop_{client,server}.py, each a child process killed when the test ends, and
@@ -45,11 +35,13 @@ internal static class WsInteropPeers
     public static string? PythonFailure => s_python.Value.Failure;
 
     /// <summary>Runs a peer's client script against <paramref name="url"/>; returns its "result" lines, by scenario, once it exited with 0.</summary>
-    public static async Task<Dictionary<string, JsonElement>> RunClientAsync(WsPeer peer, string url, bool deflate, CertificateFiles? certificates)
+    public static async Task<Dictionary<string, JsonElement>> RunClientAsync(WsPeer peer, string url, WsDeflateMode deflate, CertificateFiles? certificates)
     {
         var arguments = new List<string> { url };
-        if (!deflate)
+        if (deflate == WsDeflateMode.Off)
             arguments.Add("--no-deflate");
+        if (deflate == WsDeflateMode.NoContextTakeover)
+            arguments.Add("--no-context-takeover");
         var environment = new Dictionary<string, string>();
         if (certificates is not null)
         {

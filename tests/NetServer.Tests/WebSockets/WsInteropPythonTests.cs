@@ -8,12 +8,12 @@ public sealed class WsInteropPythonTests
 {
     [PythonWebSocketsTheory]
     [MemberData(nameof(WsInteropScenarios.TransportsAndDeflate), MemberType = typeof(WsInteropScenarios))]
-    public Task Python_websockets_client_talks_to_our_server(bool secure, bool deflate) =>
+    public Task Python_websockets_client_talks_to_our_server(bool secure, WsDeflateMode deflate) =>
         WsInteropScenarios.TheirClientAgainstOurServerAsync(WsPeer.Python, secure, deflate);
 
     [PythonWebSocketsTheory]
     [MemberData(nameof(WsInteropScenarios.TransportsAndDeflate), MemberType = typeof(WsInteropScenarios))]
-    public Task Our_client_talks_to_a_python_websockets_server(bool secure, bool deflate) =>
+    public Task Our_client_talks_to_a_python_websockets_server(bool secure, WsDeflateMode deflate) =>
         WsInteropScenarios.OurClientAgainstTheirServerAsync(WsPeer.Python, secure, deflate);
 
     [PythonWebSocketsTheory]

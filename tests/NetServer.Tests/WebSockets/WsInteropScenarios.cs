@@ -21,41 +21,51 @@ internal static class WsInteropScenarios
     /// <summary>The bytes of all echoed messages one way (text and binary of each size).</summary>
     private static readonly long s_echoBytes = 2L * s_sizes.Sum();
 
-    /// <summary>(secure, deflate): TCP and TLS, with and without permessage-deflate.</summary>
-    public static TheoryData<bool, bool> TransportsAndDeflate => new() { { false, false }, { false, true }, { true, false }, { true, true } };
+    /// <summary>(secure, deflate): TCP and TLS, with and without permessage-deflate; over TCP also without context takeover.</summary>
+    public static TheoryData<bool, WsDeflateMode> TransportsAndDeflate => new()
+    {
+        { false, WsDeflateMode.Off },
+        { false, WsDeflateMode.On },
+        { false, WsDeflateMode.NoContextTakeover },
+        { true, WsDeflateMode.Off },
+        { true, WsDeflateMode.On },
+    };
 
     /// <summary>
     /// Their client, our server (tests/node/ws-interop-client.js, tests/python/ws_interop_client.py
     /// say what they do): echo, subprotocol, deflate, their ping, their close and ours, 1007.
     /// </summary>
-    public static async Task TheirClientAgainstOurServerAsync(WsPeer peer, bool secure, bool deflate)
+    public static async Task TheirClientAgainstOurServerAsync(WsPeer peer, bool secure, WsDeflateMode mode)
     {
+        var deflate = mode != WsDeflateMode.Off;
         using var server = new WsInteropServer(secure, deflate);
         Assert.True(server.Start());
         using var certificates = secure ? new WsInteropPeers.CertificateFiles() : null;
 
-        var results = await WsInteropPeers.RunClientAsync(peer, server.Url, deflate, certificates);
+        var results = await WsInteropPeers.RunClientAsync(peer, server.Url, mode, certificates);
 
-        // As the peer saw it: every echo came back whole with its type (the script checked), our
-        // server chose "superchat" of its offer, agreed to deflate when both sides had it on,
-        // answered the ping with its payload and the close with the same code.
+        // As the peer saw it: every echo came back whole with its type, fragmented ones too (the
+        // script checked), our server chose "superchat" of its offer, agreed to deflate when both
+        // sides had it on (confirming no context takeover when asked), answered the ping with its
+        // payload and the close with the same code.
         var echo = results["echo"];
         Assert.Equal("superchat", echo.GetProperty("protocol").GetString());
         Assert.Equal(deflate ? "permessage-deflate" : string.Empty, echo.GetProperty("extensions").GetString());
-        Assert.Equal(2 * s_sizes.Length, echo.GetProperty("messages").GetInt32());
+        Assert.Equal(OurDeflateAnswer(mode), echo.GetProperty("answer").GetString());
+        Assert.Equal(2 * s_sizes.Length + 2, echo.GetProperty("messages").GetInt32());
         Assert.Equal("are you there?", echo.GetProperty("pong").GetString());
         Assert.Equal(WsCloseStatus.Normal, echo.GetProperty("closeCode").GetInt32());
 
         // As our server saw it: the same agreement on every connection, the peer's close reason.
         Assert.All(server.Upgrades, upgrade => Assert.Equal(deflate, upgrade.Compressed));
         Assert.Equal("superchat", server.Upgrades.First().SubProtocol);
-        Assert.Contains((WsCloseStatus.Normal, "peer done"), server.Closes);
+        Assert.Contains((WsCloseStatus.Normal, "peer done ✓"), server.Closes);
         AssertCompressedBothWays(deflate, server.BytesReceived, server.BytesSent);
 
         // Our server's close, as the peer reports it: exactly our code and reason.
         var serverClose = results["server-close"];
         Assert.Equal(4001, serverClose.GetProperty("code").GetInt32());
-        Assert.Equal("going away now", serverClose.GetProperty("reason").GetString());
+        Assert.Equal("going away now — à bientôt", serverClose.GetProperty("reason").GetString());
 
         // Text that is not UTF-8: failed with 1007, the one error our server had.
         Assert.Equal(WsCloseStatus.InvalidPayload, results["bad-utf8"].GetProperty("closeCode").GetInt32());
@@ -67,8 +77,9 @@ internal static class WsInteropScenarios
     /// Our client, their server (tests/node/ws-interop-server.js, tests/python/ws_interop_server.py):
     /// subprotocol, deflate agreed on both sides, echo, their ping, ours, their close.
     /// </summary>
-    public static async Task OurClientAgainstTheirServerAsync(WsPeer peer, bool secure, bool deflate)
+    public static async Task OurClientAgainstTheirServerAsync(WsPeer peer, bool secure, WsDeflateMode mode)
     {
+        var deflate = mode != WsDeflateMode.Off;
         using var certificates = secure ? new WsInteropPeers.CertificateFiles() : null;
         var (server, port) = await WsInteropPeers.StartServerAsync(peer, deflate, certificates);
         await using var _ = server;
@@ -76,23 +87,24 @@ internal static class WsInteropScenarios
         client.WsOptions.SubProtocols.Add("chat");
         client.WsOptions.SubProtocols.Add("superchat");
         if (deflate)
-            client.WsOptions.Deflate = new WsDeflateOptions();
+            client.WsOptions.Deflate = mode == WsDeflateMode.On ? new WsDeflateOptions() : new WsDeflateOptions { ServerContextTakeover = false, ClientContextTakeover = false };
 
         Assert.True(await client.ConnectAsync());
         Assert.Equal("superchat", client.WsSubProtocol);
         Assert.Equal(deflate, client.IsWsCompressed);
 
-        // The server's own view of the agreement.
+        // The server's own view of the agreement, and what it answered to our offer.
         Assert.True(await client.SendAsync("info"));
         var info = JsonDocument.Parse(await client.ReceiveTextAsync()).RootElement;
         Assert.Equal("superchat", info.GetProperty("protocol").GetString());
         Assert.Equal(deflate ? "permessage-deflate" : string.Empty, info.GetProperty("extensions").GetString());
-        Assert.Equal(deflate ? DeflateAnswer(peer) : string.Empty, info.GetProperty("answer").GetString());
+        Assert.Equal(TheirDeflateAnswer(peer, mode), info.GetProperty("answer").GetString());
 
         var sent = client.BytesSent;
         var received = client.BytesReceived;
         await EchoAsync(client);
         AssertCompressedBothWays(deflate, client.BytesSent - sent, client.BytesReceived - received);
+        await EchoFragmentedAsync(client);
 
         // Their ping: the server says which pong it got back.
         Assert.True(await client.SendAsync("ping from the server"));
@@ -137,10 +149,25 @@ internal static class WsInteropScenarios
     }
 
     /// <summary>
-    /// What each peer's server answers to our client's offer (a plain "permessage-deflate"):
-    /// websockets limits its own window to 12 bits unasked, so our client inflates a 12-bit window.
+    /// What each peer's server answers to our client's offer: websockets limits its own window to
+    /// 12 bits unasked, so our client inflates a 12-bit window.
     /// </summary>
-    private static string DeflateAnswer(WsPeer peer) => peer == WsPeer.Python ? "permessage-deflate; server_max_window_bits=12" : "permessage-deflate";
+    private static string TheirDeflateAnswer(WsPeer peer, WsDeflateMode mode) => (peer, mode) switch
+    {
+        (_, WsDeflateMode.Off) => string.Empty,
+        (WsPeer.Python, WsDeflateMode.On) => "permessage-deflate; server_max_window_bits=12",
+        (WsPeer.Python, _) => "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=12",
+        (_, WsDeflateMode.On) => "permessage-deflate",
+        _ => "permessage-deflate; server_no_context_takeover; client_no_context_takeover",
+    };
+
+    /// <summary>What our server answers to a peer's offer (both peers offer client_max_window_bits without a value, which needs no answer at 15 bits).</summary>
+    private static string OurDeflateAnswer(WsDeflateMode mode) => mode switch
+    {
+        WsDeflateMode.Off => string.Empty,
+        WsDeflateMode.On => "permessage-deflate",
+        _ => "permessage-deflate; server_no_context_takeover; client_no_context_takeover",
+    };
 
     /// <summary>Text and binary messages of every size in <see cref="s_sizes"/>, all sent, then each echo checked in order.</summary>
     public static async Task EchoAsync(WsInteropClient client)
@@ -160,6 +187,28 @@ internal static class WsInteropScenarios
             Assert.True(echo.IsText == (type == WebSocketMessageType.Text), $"A {type} message of {payload.Length} bytes came back as {(echo.IsText ? "text" : "binary")}.");
             Assert.True(payload.AsSpan().SequenceEqual(echo.Span), $"A {type} message of {payload.Length} bytes came back as {echo.Length} different bytes.");
         }
+    }
+
+    /// <summary>
+    /// A text and a binary message sent in three parts each (three frames; with deflate each
+    /// compressed, RSV1 on the first), the text with a two-byte character split between the
+    /// second and third: their server reassembles them and echoes each whole.
+    /// </summary>
+    private static async Task EchoFragmentedAsync(WsInteropClient client)
+    {
+        var accent = "é"u8.ToArray();
+        byte[][] textParts = [[.. Enumerable.Repeat((byte)'x', 2000)], [.. Enumerable.Repeat((byte)'y', 3000), accent[0]], [accent[1], .. Enumerable.Repeat((byte)'z', 100)]];
+        byte[][] binaryParts = [Enumerable.Repeat((byte)1, 2000).ToArray(), Enumerable.Repeat((byte)2, 3000).ToArray(), Enumerable.Repeat((byte)3, 100).ToArray()];
+        foreach (var (type, parts) in new[] { (WebSocketMessageType.Text, textParts), (WebSocketMessageType.Binary, binaryParts) })
+        {
+            for (var i = 0; i < parts.Length; i++)
+                Assert.True(await client.SendAsync(parts[i], type, endOfMessage: i == parts.Length - 1));
+        }
+
+        Assert.Equal(new string('x', 2000) + new string('y', 3000) + "é" + new string('z', 100), await client.ReceiveTextAsync());
+        using var binary = await client.ReceiveAsync();
+        Assert.False(binary.IsText);
+        Assert.Equal(binaryParts.SelectMany(part => part).ToArray(), binary.ToArray());
     }
 
     /// <summary>
