@@ -33,6 +33,8 @@ internal static class WsServerFrames
         where TSession : StreamSession
     {
         var length = text.IsEmpty ? 0 : TextEncoding.ByteCount(text);
+        if (WsOpcodes.IsControl(opcode) && length > 125)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(text), "A ping carries at most 125 bytes.");
         var frame = ArrayPool<byte>.Shared.Rent(WsFrameHeader.MaxHeaderLength + length);
         try
         {
