@@ -190,9 +190,10 @@ internal static class WsInteropScenarios
     }
 
     /// <summary>
-    /// A text and a binary message sent in three parts each (three frames; with deflate each
-    /// compressed, RSV1 on the first), the text with a two-byte character split between the
-    /// second and third: their server reassembles them and echoes each whole.
+    /// A text and a binary message sent in three parts each (three frames; our client sends a
+    /// message in parts uncompressed, RSV1 clear, even with deflate agreed), the text with a
+    /// two-byte character split between the second and third: their server reassembles them and
+    /// echoes each whole (compressed, with deflate).
     /// </summary>
     private static async Task EchoFragmentedAsync(WsInteropClient client)
     {
