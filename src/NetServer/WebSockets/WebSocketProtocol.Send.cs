@@ -107,7 +107,7 @@ internal sealed partial class WebSocketProtocol
     /// </summary>
     public long SendClose(int status, ReadOnlySpan<byte> reason) => Close(status, reason) ? 2 + reason.Length : 0;
 
-    private static bool CheckClose(int status, ReadOnlySpan<byte> reason)
+    internal static bool CheckClose(int status, ReadOnlySpan<byte> reason)
     {
         if (status != -1 && !WsCloseStatus.IsValidOnWire(status))
             ThrowHelper.ThrowArgumentOutOfRange(nameof(status), $"{status} is not a close status that may be sent (1000-1003, 1007-1014, 3000-4999).");

@@ -51,6 +51,7 @@ internal static class WsServerFrames
     /// <summary>Starts the close handshake with every upgraded session; false when there was none to close.</summary>
     public static bool CloseAll<TSession>(IEnumerable<TSession> sessions, int status, ReadOnlySpan<byte> reason)
     {
+        WebSocketProtocol.CheckClose(status, reason); // the same answer to bad arguments with no session as with many
         var closed = false;
         foreach (var session in sessions)
         {

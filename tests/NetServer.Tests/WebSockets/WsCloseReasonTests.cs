@@ -36,6 +36,23 @@ public sealed class WsCloseReasonTests
     }
 
     [Fact]
+    public void CloseAll_refuses_a_bad_status_or_reason_whether_or_not_a_session_is_connected()
+    {
+        var reason = new string('é', 62); // 124 bytes
+        using var server = new WsServer(IPAddress.Loopback, 0);
+        using var secureServer = new WssServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0);
+
+        Assert.Throws<ArgumentOutOfRangeException>(() => server.CloseAll(4001, reason));
+        Assert.Throws<ArgumentOutOfRangeException>(() => server.CloseAll(4001, new byte[124]));
+        Assert.Throws<ArgumentOutOfRangeException>(() => server.CloseAll(WsCloseStatus.NoStatus));
+        Assert.Throws<ArgumentOutOfRangeException>(() => secureServer.CloseAll(4001, reason));
+        Assert.Throws<ArgumentOutOfRangeException>(() => secureServer.CloseAll(100));
+
+        // A valid close with nobody to close: false.
+        Assert.False(server.CloseAll(4001, new string('€', 41)));
+    }
+
+    [Fact]
     public async Task A_text_reason_of_exactly_123_bytes_of_three_byte_characters_reaches_the_peer_whole()
     {
         var reason = new string('€', 41); // 123 bytes
