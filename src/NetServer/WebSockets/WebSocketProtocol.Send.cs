@@ -107,7 +107,7 @@ internal sealed partial class WebSocketProtocol
     /// </summary>
     public long SendClose(int status, ReadOnlySpan<byte> reason) => Close(status, reason) ? 2 + reason.Length : 0;
 
-    private static void CheckReason(ReadOnlySpan<byte> reason)
+    internal static void CheckReason(ReadOnlySpan<byte> reason)
     {
         if (reason.Length > MaxControlPayload - 2)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(reason), "A close reason takes at most 123 bytes.");

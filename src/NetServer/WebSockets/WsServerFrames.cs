@@ -33,6 +33,8 @@ internal static class WsServerFrames
         where TSession : StreamSession
     {
         var length = text.IsEmpty ? 0 : TextEncoding.ByteCount(text);
+        if (WsOpcodes.IsControl(opcode) && length > 125)
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(text), "A ping carries at most 125 bytes.");
         var frame = ArrayPool<byte>.Shared.Rent(WsFrameHeader.MaxHeaderLength + length);
         try
         {
@@ -49,6 +51,7 @@ internal static class WsServerFrames
     /// <summary>Starts the close handshake with every upgraded session; false when there was none to close.</summary>
     public static bool CloseAll<TSession>(IEnumerable<TSession> sessions, int status, ReadOnlySpan<byte> reason)
     {
+        WebSocketProtocol.CheckReason(reason); // the same answer to a bad reason with no session as with many
         var closed = false;
         foreach (var session in sessions)
         {

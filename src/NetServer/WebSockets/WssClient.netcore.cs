@@ -113,10 +113,10 @@ public class WssClient : HttpsClient, IWebSocket, IWsEndpoint
     public bool Close(int status, ReadOnlySpan<byte> buffer) => _ws.Close(status, buffer);
 
     /// <inheritdoc cref="Close(int, byte[])"/>
-    public bool Close(int status, string text) => _ws.Close(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public bool Close(int status, string text) => _ws.Close(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <inheritdoc cref="Close(int, byte[])"/>
-    public bool Close(int status, ReadOnlySpan<char> text) => _ws.Close(status, WebSocketProtocol.Utf8(text, stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public bool Close(int status, ReadOnlySpan<char> text) => _ws.Close(status, WebSocketProtocol.Utf8(text, stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <summary>Starts the close handshake with 1000 (normal closure): a close frame, then the connection closes once the peer answers, or after <see cref="WsOptions.CloseTimeout"/>; false if not upgraded or closing already.</summary>
     public bool CloseAsync() => _ws.Close(WsCloseStatus.Normal, ReadOnlySpan<byte>.Empty);
@@ -134,10 +134,10 @@ public class WssClient : HttpsClient, IWebSocket, IWsEndpoint
     public bool CloseAsync(int status, ReadOnlySpan<byte> buffer) => _ws.Close(status, buffer);
 
     /// <inheritdoc cref="CloseAsync(int, byte[])"/>
-    public bool CloseAsync(int status, string text) => _ws.Close(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public bool CloseAsync(int status, string text) => _ws.Close(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <inheritdoc cref="CloseAsync(int, byte[])"/>
-    public bool CloseAsync(int status, ReadOnlySpan<char> text) => _ws.Close(status, WebSocketProtocol.Utf8(text, stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public bool CloseAsync(int status, ReadOnlySpan<char> text) => _ws.Close(status, WebSocketProtocol.Utf8(text, stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <summary>Sends a close frame with <paramref name="status"/> and a reason (UTF-8, at most 123 bytes), as <c>Close</c> does; returns the frame's payload size, 0 when a close frame was sent already.</summary>
     public long SendClose(int status, byte[] buffer) => _ws.SendClose(status, (ReadOnlySpan<byte>)buffer);
@@ -149,10 +149,10 @@ public class WssClient : HttpsClient, IWebSocket, IWsEndpoint
     public long SendClose(int status, ReadOnlySpan<byte> buffer) => _ws.SendClose(status, buffer);
 
     /// <inheritdoc cref="SendClose(int, byte[])"/>
-    public long SendClose(int status, string text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public long SendClose(int status, string text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <inheritdoc cref="SendClose(int, byte[])"/>
-    public long SendClose(int status, ReadOnlySpan<char> text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text, stackalloc byte[WebSocketProtocol.MaxCloseReasonChars]));
+    public long SendClose(int status, ReadOnlySpan<char> text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text, stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars]));
 
     /// <summary>Sends a close frame with <paramref name="status"/> and a reason without waiting; false when a close frame was sent already.</summary>
     public bool SendCloseAsync(int status, byte[] buffer) => _ws.SendClose(status, (ReadOnlySpan<byte>)buffer) > 0;
@@ -164,10 +164,10 @@ public class WssClient : HttpsClient, IWebSocket, IWsEndpoint
     public bool SendCloseAsync(int status, ReadOnlySpan<byte> buffer) => _ws.SendClose(status, buffer) > 0;
 
     /// <inheritdoc cref="SendCloseAsync(int, byte[])"/>
-    public bool SendCloseAsync(int status, string text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[WebSocketProtocol.MaxCloseReasonChars])) > 0;
+    public bool SendCloseAsync(int status, string text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text.AsSpan(), stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars])) > 0;
 
     /// <inheritdoc cref="SendCloseAsync(int, byte[])"/>
-    public bool SendCloseAsync(int status, ReadOnlySpan<char> text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text, stackalloc byte[WebSocketProtocol.MaxCloseReasonChars])) > 0;
+    public bool SendCloseAsync(int status, ReadOnlySpan<char> text) => _ws.SendClose(status, WebSocketProtocol.Utf8(text, stackalloc byte[3 * WebSocketProtocol.MaxCloseReasonChars])) > 0;
 
     /// <summary>
     /// Sends a message, or a part of one (<paramref name="endOfMessage"/> false: more parts follow,

@@ -14,6 +14,10 @@ using TcpMulticast = NetCoreServerPrograms.TcpMulticast;
 using UdpEcho = NetCoreServerPrograms.UdpEcho;
 using UdsEcho = NetCoreServerPrograms.UdsEcho;
 using UdsMulticast = NetCoreServerPrograms.UdsMulticast;
+using WsEcho = NetCoreServerPrograms.WsEcho;
+using WsMulticast = NetCoreServerPrograms.WsMulticast;
+using WssEcho = NetCoreServerPrograms.WssEcho;
+using WssMulticast = NetCoreServerPrograms.WssMulticast;
 
 namespace NetServer.Tests.Compatibility;
 
@@ -112,6 +116,104 @@ public class NetCoreServerProgramsTests
         finally
         {
             Assert.False(UdpEcho.Program.Command(server, string.Empty));
+            server.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task WsEcho_clients_upgrade_with_their_hand_written_request_and_get_their_messages_echoed()
+    {
+        var server = WsEcho.Program.StartServer(IPAddress.Loopback, 0);
+        try
+        {
+            AssertWorked(await WsEcho.Program.RunClientsAsync("127.0.0.1", Port(server), clients: 4, messages: 10, size: 32, Moment).WaitAsync(Wait.Default));
+
+            Assert.True(WsEcho.Program.Command(server, "!"));
+            Assert.True(server.IsStarted);
+            AssertWorked(await WsEcho.Program.RunClientsAsync("127.0.0.1", Port(server), clients: 1, messages: 1, size: 32, Moment).WaitAsync(Wait.Default));
+            Assert.False(WsEcho.Program.Command(server, string.Empty));
+            Assert.False(server.IsStarted);
+        }
+        finally
+        {
+            server.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task WsMulticast_clients_receive_the_binary_multicasts()
+    {
+        var server = WsMulticast.Program.StartServer(IPAddress.Loopback, 0);
+        using var stop = new CancellationTokenSource();
+        var multicasting = WsMulticast.Program.MulticastAsync(server, messagesRate: 10_000, messageSize: 32, stop.Token);
+        try
+        {
+            AssertWorked(await WsMulticast.Program.RunClientsAsync("127.0.0.1", Port(server), clients: 4, size: 32, Moment).WaitAsync(Wait.Default));
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            await multicasting.WaitAsync(Wait.Default);
+            Assert.False(WsMulticast.Program.Command(server, string.Empty));
+            server.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task WssEcho_clients_get_their_messages_echoed()
+    {
+        var server = WssEcho.Program.StartServer(TestCertificates.Server, IPAddress.Loopback, 0);
+        try
+        {
+            AssertWorked(await WssEcho.Program.RunClientsAsync(TestCertificates.Client, "127.0.0.1", Port(server), clients: 2, messages: 10, size: 32, Moment).WaitAsync(Wait.Default));
+        }
+        finally
+        {
+            server.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task WssMulticast_clients_receive_the_binary_multicasts()
+    {
+        var server = WssMulticast.Program.StartServer(TestCertificates.Server, IPAddress.Loopback, 0);
+        using var stop = new CancellationTokenSource();
+        var multicasting = WssMulticast.Program.MulticastAsync(server, messagesRate: 10_000, messageSize: 32, stop.Token);
+        try
+        {
+            AssertWorked(await WssMulticast.Program.RunClientsAsync(TestCertificates.Client, "127.0.0.1", Port(server), clients: 2, size: 32, Moment).WaitAsync(Wait.Default));
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            await multicasting.WaitAsync(Wait.Default);
+            server.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// NetCoreServer's multicast clients end with CloseAsync(100), which NetCoreServer sends as is;
+    /// 100 may not travel in a close frame (RFC 6455 7.4.2: a conforming peer fails the connection
+    /// with 1002), so ours sends a close frame without a status, the server answers it, and the
+    /// program ends as it does with NetCoreServer.
+    /// </summary>
+    [Fact]
+    public async Task The_ws_multicast_benchmarks_close_status_100_goes_out_as_a_close_without_status()
+    {
+        var server = WsMulticast.Program.StartServer(IPAddress.Loopback, 0);
+        try
+        {
+            using var client = new WsMulticast.MulticastClient("127.0.0.1", Port(server), new NetCoreServerPrograms.Totals());
+            Assert.True(client.Connect());
+            Assert.True(client.IsWebSocket);
+            Assert.True(client.CloseAsync(100));
+            Assert.False(client.CloseAsync(1000)); // one close frame per connection
+            await Wait.UntilAsync(() => !client.IsConnected, "the client to disconnect");
+            Assert.Equal(DisconnectReason.PeerClosed, client.DisconnectReason); // the server answered and closed: a handshake, not a failure
+        }
+        finally
+        {
+            Assert.False(WsMulticast.Program.Command(server, string.Empty));
             server.Dispose();
         }
     }

@@ -42,7 +42,13 @@ internal sealed class ProgramProcess : IAsyncDisposable
     {
         var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
         Assert.True(File.Exists(dll), $"The program is not built next to the tests: {dll}");
-        var info = new ProcessStartInfo(DotnetHost)
+        return StartTool(DotnetHost, timeout, environment, [dll, .. args]);
+    }
+
+    /// <summary>Runs a program that is not ours (node, python3...), <paramref name="fileName"/> found on PATH or given whole, with <paramref name="environment"/> added.</summary>
+    public static ProgramProcess StartTool(string fileName, TimeSpan timeout, IReadOnlyDictionary<string, string> environment, params string[] args)
+    {
+        var info = new ProcessStartInfo(fileName)
         {
             UseShellExecute = false,
             RedirectStandardInput = true,
@@ -51,12 +57,11 @@ internal sealed class ProgramProcess : IAsyncDisposable
             StandardInputEncoding = new UTF8Encoding(encoderShouldEmitUTF8Identifier: false),
             StandardOutputEncoding = Encoding.UTF8,
         };
-        info.ArgumentList.Add(dll);
         foreach (var arg in args)
             info.ArgumentList.Add(arg);
         foreach (var (variable, value) in environment)
             info.Environment[variable] = value;
-        return new ProgramProcess(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"), timeout);
+        return new ProgramProcess(Process.Start(info) ?? throw new InvalidOperationException($"{fileName} did not start"), timeout);
     }
 
     /// <summary>The host running the tests, so the child uses the same runtime.</summary>

@@ -1,10 +1,11 @@
 using System;
-using System.Diagnostics;
+using System.Collections.Generic;
 using System.IO;
 using System.Net;
 using System.Net.WebSockets;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
 using Xunit;
 
 namespace NetServer.Tests.WebSockets;
@@ -90,7 +91,7 @@ public sealed class WsSmokeTests
         Assert.True(client.BytesSent < 20 * 1000, $"{client.BytesSent} bytes sent: not compressed");
     }
 
-    [Theory]
+    [NodeWsTheory]
     [InlineData(false)]
     [InlineData(true)]
     public async Task Node_ws_echoes_through_our_server(bool deflate)
@@ -98,11 +99,8 @@ public sealed class WsSmokeTests
         using var server = new EchoServer(deflate);
         Assert.True(server.Start());
         var script = Path.Combine(FindRepo(), "tests", "node", "ws-echo.js");
-        using var node = Process.Start(new ProcessStartInfo("node", [script, $"ws://127.0.0.1:{((IPEndPoint)server.Endpoint).Port}/"]) { RedirectStandardError = true, RedirectStandardOutput = true })!;
-        var output = node.StandardOutput.ReadToEndAsync();
-        var errors = node.StandardError.ReadToEndAsync();
-        await node.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(20));
-        Assert.True(node.ExitCode == 0, await output + await errors);
+        await using var node = ProgramProcess.StartTool("node", TimeSpan.FromSeconds(20), new Dictionary<string, string>(), script, $"ws://127.0.0.1:{((IPEndPoint)server.Endpoint).Port}/");
+        Assert.True(await node.WaitForExitAsync() == 0, node.Transcript);
     }
 
     private static string FindRepo()
