@@ -1,11 +1,8 @@
 using System;
-using System.Collections.Generic;
-using System.IO;
 using System.Net;
 using System.Net.WebSockets;
 using System.Threading;
 using System.Threading.Tasks;
-using NetServer.Tests.Infrastructure;
 using Xunit;
 
 namespace NetServer.Tests.WebSockets;
@@ -89,25 +86,5 @@ public sealed class WsSmokeTests
         }
 
         Assert.True(client.BytesSent < 20 * 1000, $"{client.BytesSent} bytes sent: not compressed");
-    }
-
-    [NodeWsTheory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task Node_ws_echoes_through_our_server(bool deflate)
-    {
-        using var server = new EchoServer(deflate);
-        Assert.True(server.Start());
-        var script = Path.Combine(FindRepo(), "tests", "node", "ws-echo.js");
-        await using var node = ProgramProcess.StartTool("node", TimeSpan.FromSeconds(20), new Dictionary<string, string>(), script, $"ws://127.0.0.1:{((IPEndPoint)server.Endpoint).Port}/");
-        Assert.True(await node.WaitForExitAsync() == 0, node.Transcript);
-    }
-
-    private static string FindRepo()
-    {
-        var directory = AppContext.BaseDirectory;
-        while (!File.Exists(Path.Combine(directory, "NetServer.sln")))
-            directory = Path.GetDirectoryName(directory)!;
-        return directory;
     }
 }
