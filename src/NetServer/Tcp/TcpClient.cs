@@ -30,4 +30,10 @@ public class TcpClient : TcpClientBase
         : base(endpoint)
     {
     }
+
+    /// <summary>A client for any endpoint the base accepts (the HTTP and WebSocket clients' Unix domain socket constructors).</summary>
+    private protected TcpClient(EndPoint endpoint)
+        : base(endpoint)
+    {
+    }
 }

@@ -14,8 +14,8 @@ public abstract class TcpClientBase : StreamClient
     private protected TcpClientBase(EndPoint endpoint)
         : base(endpoint)
     {
-        if (endpoint is not (IPEndPoint or DnsEndPoint))
-            throw new System.ArgumentException("A TCP client connects to an IP or DNS endpoint.", nameof(endpoint));
+        if (endpoint is not (IPEndPoint or DnsEndPoint) && endpoint.AddressFamily != AddressFamily.Unix)
+            throw new System.ArgumentException("A TCP client connects to an IP or DNS endpoint (an HTTP or WebSocket client also to a Unix domain socket endpoint).", nameof(endpoint));
     }
 
     /// <summary>The server's IP address or host name.</summary>
@@ -57,6 +57,8 @@ public abstract class TcpClientBase : StreamClient
     private protected override void ConfigureSocket(Socket socket, bool connected)
     {
         base.ConfigureSocket(socket, connected);
+        if (socket.AddressFamily == AddressFamily.Unix)
+            return; // an HTTP or WebSocket client on a socket file: no TCP options
         if (!connected)
         {
             if (socket.AddressFamily == AddressFamily.InterNetworkV6)

@@ -31,7 +31,8 @@ public class TcpServer : TcpServerBase<TcpSession>
     {
     }
 
-    private TcpServer(EndPoint endpoint)
+    /// <summary>A server on any endpoint the base accepts (the HTTP and WebSocket servers' Unix domain socket constructors).</summary>
+    private protected TcpServer(EndPoint endpoint)
         : base(endpoint)
     {
     }

@@ -3,7 +3,10 @@ namespace NetServer;
 
 /// <summary>
 /// A stream server on a TCP endpoint: the address, port and TCP socket options shared by the
-/// TCP server and (layered over the same engine) the TLS server.
+/// TCP server and (layered over the same engine) the TLS server. The HTTP and WebSocket servers,
+/// which derive from the TCP server as in NetCoreServer, may also listen on a Unix domain socket
+/// endpoint: then the TCP options do not apply and the socket file is handled as
+/// <see cref="UdsServer"/> handles it.
 /// </summary>
 /// <typeparam name="TSession">The session type this server creates.</typeparam>
 public abstract class TcpServerBase<TSession> : StreamServer<TSession>
@@ -16,8 +19,8 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
     private protected TcpServerBase(EndPoint endpoint)
         : base(endpoint)
     {
-        if (endpoint is not (IPEndPoint or DnsEndPoint))
-            throw new ArgumentException("A TCP server listens on an IP or DNS endpoint.", nameof(endpoint));
+        if (endpoint is not (IPEndPoint or DnsEndPoint) && endpoint.AddressFamily != AddressFamily.Unix)
+            throw new ArgumentException("A TCP server listens on an IP or DNS endpoint (an HTTP or WebSocket server also on a Unix domain socket endpoint).", nameof(endpoint));
     }
 
     /// <summary>The IP address (or host name) the server listens on.</summary>
@@ -72,8 +75,22 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
 
     private protected override EndPoint ResolveEndpoint(EndPoint endpoint) => EndPoints.Resolve(endpoint);
 
+    private protected override void BeforeBind(EndPoint endpoint)
+    {
+        if (endpoint.AddressFamily == AddressFamily.Unix)
+            UnixSocketFile.RemoveIfStale(endpoint);
+    }
+
+    private protected override void AfterListenerClosed(EndPoint endpoint)
+    {
+        if (endpoint.AddressFamily == AddressFamily.Unix)
+            UnixSocketFile.Remove(endpoint);
+    }
+
     private protected override void ConfigureListener(Socket listener)
     {
+        if (listener.AddressFamily == AddressFamily.Unix)
+            return; // the TCP options mean nothing on a socket file
         if (listener.AddressFamily == AddressFamily.InterNetworkV6)
             listener.DualMode = OptionDualMode;
         if (OptionReuseAddress)
@@ -84,6 +101,8 @@ public abstract class TcpServerBase<TSession> : StreamServer<TSession>
 
     private protected override void ConfigureAcceptedSocket(Socket socket)
     {
+        if (socket.AddressFamily == AddressFamily.Unix)
+            return;
         SocketOptions.ApplyKeepAlive(socket, OptionKeepAlive, _keepAliveTime, _keepAliveInterval, _keepAliveRetryCount);
         if (OptionNoDelay)
             socket.NoDelay = true;

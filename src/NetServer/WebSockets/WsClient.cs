@@ -18,7 +18,7 @@ namespace NetServer;
 /// return once the server accepted the upgrade; <see cref="StreamClient.ConnectAsync()"/> returns at
 /// once and <see cref="OnWsConnected(HttpResponse)"/> follows.
 /// </remarks>
-public class WsClient : HttpClient, IWebSocket, IWsEndpoint
+public partial class WsClient : HttpClient, IWebSocket, IWsEndpoint
 {
     private readonly WebSocketProtocol _ws;
     private readonly WsClientUpgrade _upgrade;

@@ -8,7 +8,7 @@ namespace NetServer;
 /// WebSocket. <see cref="WsOptions"/> holds the WebSocket settings, <see cref="HttpServer.Limits"/>
 /// the HTTP ones. <c>Multicast*</c> reaches the upgraded sessions only. See docs/websocket.md.
 /// </summary>
-public class WsServer : HttpServer
+public partial class WsServer : HttpServer
 {
     /// <summary>A server on <paramref name="address"/>:<paramref name="port"/> (port 0 picks a free port).</summary>
     public WsServer(IPAddress address, int port)
