@@ -7,6 +7,7 @@ using System.IO;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Runtime.InteropServices;
 using System.Security.Authentication;
 using System.Security.Cryptography;
@@ -69,8 +70,10 @@ internal static partial class Program
     private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
-        if (o.IsMessageProtocol || o.IsHttp)
+        if (o.IsMessageProtocol || o.IsHttp || o.IsWebSocket)
             Console.WriteLine($"Transport: {o.Transport}");
+        if (o.IsWebSocket)
+            Console.WriteLine($"Messages: {(o.Text ? "text" : "binary")}{(o.Role == Role.Server ? "" : $"; upgrade request: GET {o.RequestPath}")}");
         if (o.Protocol == "proto")
             Console.WriteLine($"Envelope: {peers.Envelope.Length} bytes with a {o.Size}-byte BenchPing payload; the server {(o.Typed ? "unpacks the payload and sends it back typed" : "sends each envelope back as it came")}");
         Console.WriteLine(o.Transport == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
@@ -195,13 +198,15 @@ internal static partial class Program
         // A sample counts bytes, established sessions in the handshake scenario, or requests for
         // http (counted one by one, as kestrel-reference does, to compare its --stats). A msg message is
         // SIZE bytes and its 4-byte length prefix on the wire, a proto message our client's envelope
-        // and its prefix (the server does not count messages one by one: that would add work to its
-        // hot path that the other servers do not do).
+        // and its prefix, a ws message a frame (a client's, masked, received in echo; the server's,
+        // sent in multicast). The server does not count messages one by one: that would add work to
+        // its hot path that the other servers do not do.
         var handshakes = options.Scenario == "handshake";
-        var message = options.IsMessageProtocol;
+        var message = options.IsMessageProtocol || options.IsWebSocket;
         var http = options.IsHttp;
         var unit = handshakes || http ? 1
             : options.Protocol == "proto" ? peers.Envelope.Length + MessageProtocol.HeaderSize
+            : options.IsWebSocket ? WsWire.FrameLength(options.Size, masked: options.Scenario == "echo")
             : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
         var samples = new List<(double Time, long Count, long Bytes, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
@@ -272,7 +277,7 @@ internal static partial class Program
             var bytes = http ? last.Bytes - first.Bytes : message ? messages * options.Size : last.Count - first.Count;
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
                 options.Seconds, server.Errors, last.Time - first.Time, bytes, last.Allocated - first.Allocated, server.Datagrams,
-                message || http ? messages : null, message || http ? options.Transport : null, ProtoFigures(options)).Print(options.Json);
+                message || http ? messages : null, message || http ? options.Transport : null, ProtoFigures(options), WsText(options)).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -309,10 +314,10 @@ internal static partial class Program
         if (!await ConnectAllAsync(clients, target, measured))
             return 1;
 
-        // msg and proto clients count messages one by one (the data figure is then messages x size,
-        // payloads without their prefixes or envelopes), http clients responses (and bytes as
-        // received); the others count bytes, and messages are bytes / size.
-        var counted = options.IsMessageProtocol || options.IsHttp;
+        // msg, proto and ws clients count messages one by one (the data figure is then messages x
+        // size, payloads without their prefixes, envelopes or frame headers), http clients responses
+        // (and bytes as received); the others count bytes, and messages are bytes / size.
+        var counted = options.IsMessageProtocol || options.IsHttp || options.IsWebSocket;
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
@@ -347,8 +352,8 @@ internal static partial class Program
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
             options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
-            options.IsMessageProtocol ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
-            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options));
+            options.IsMessageProtocol || options.IsWebSocket ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
+            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options), WsText(options));
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }
@@ -371,7 +376,7 @@ internal static partial class Program
             if (clients.FirstOrDefault(c => c.Failure is not null) is { } closed)
                 failure = $"a connection closed while connecting ({closed.Failure})";
         }
-        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
+        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException or WebSocketException)
         {
             failure = ErrorText.Describe(e);
         }
@@ -438,6 +443,9 @@ internal static partial class Program
         options.Protocol == "proto"
             ? new ProtoFigures(options.Role == Role.Client ? null : options.Typed, ProtoEcho.DeserializeAllocation(options.Size))
             : null;
+
+    /// <summary>ws, wss: whether the messages are text (null for the other protocols).</summary>
+    private static bool? WsText(Options options) => options.IsWebSocket ? options.Text : null;
 
     private static string ClientRole(Options options) => options.Role == Role.Both ? "both" : "client";
 
