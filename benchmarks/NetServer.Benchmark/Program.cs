@@ -247,6 +247,14 @@ internal static partial class Program
                     continue;
                 }
 
+                if (options.IsWebSocket)
+                {
+                    // Raw figures as well, in the words of kestrel-reference's --stats lines (build/bench-ws.sh sums both).
+                    Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units / (t1 - t0),12:F0} msg/s  {units} ws messages  {a1 - a0} B allocated  {(units > 0 ? (a1 - a0) / (double)units : 0):F3} B/msg"));
+                    continue;
+                }
+
                 var name = handshakes ? "hs" : "msg";
                 Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units / (t1 - t0),12:F0} {name}/s  {(units > 0 ? (a1 - a0) / (double)units : 0),8:F3} B/{name} allocated"));
