@@ -56,10 +56,11 @@ start() {
       [ "$protocol" = ws ] || https=(--https)
       benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats "${https[@]}" > "$work/$name.out" 2> "$work/$name.stats" & ;;
     ours | baseline)
-      local binary="$bench"
-      [ "$name" = ours ] || binary="$BASELINE/netserver-bench"
+      local binary="$bench" certs=()
+      # Another build finds no certs/ above its own folder: name ours.
+      [ "$name" = ours ] || { binary="$BASELINE/netserver-bench"; [ "$protocol" = ws ] || certs=(--certs "$PWD/certs"); }
       # -z: a server with -z 0 stops when its stdin ends, and a background job's stdin is empty.
-      "$binary" "$protocol" echo --role server --port 0 -z 1000000 > "$work/$name.out" 2> "$work/$name.stats" & ;;
+      "$binary" "$protocol" echo --role server --port 0 -z 1000000 "${certs[@]}" > "$work/$name.out" 2> "$work/$name.stats" & ;;
     *) echo "bench-ws: unknown server $name (kestrel, ours, baseline)" >&2; exit 2 ;;
   esac
   pids+=($!)

@@ -9,12 +9,24 @@ namespace NetServer.Benchmark;
 /// <summary>
 /// With --trace-allocations: samples the runtime's AllocationTick events (one per ~100 KB
 /// allocated) and prints which types were allocated most, to find what a non-zero
-/// "B/msg" figure is made of.
+/// "B/msg" figure is made of. The samples start over when the measured window starts
+/// (<see cref="StartWindow"/>), so start-up, connects and handshakes stay out of them.
 /// </summary>
 internal sealed class AllocationTracer : EventListener
 {
     private const int AllocationTickEvent = 10;
     private readonly ConcurrentDictionary<string, long> _bytesByType = new();
+    private volatile bool _windowed;
+
+    /// <summary>The tracer of this run, if --trace-allocations.</summary>
+    public static AllocationTracer? Current { get; set; }
+
+    /// <summary>Drops the samples so far: the measured window starts now.</summary>
+    public void StartWindow()
+    {
+        _bytesByType.Clear();
+        _windowed = true;
+    }
 
     protected override void OnEventSourceCreated(EventSource eventSource)
     {
@@ -33,7 +45,7 @@ internal sealed class AllocationTracer : EventListener
 
     public void Print()
     {
-        Console.WriteLine("Allocation samples by type (about 100 KB per sample):");
+        Console.WriteLine($"Allocation samples by type (about 100 KB per sample), {(_windowed ? "in the measured window" : "of the whole run")}:");
         foreach (var (type, bytes) in _bytesByType.OrderByDescending(p => p.Value).Take(15))
             Console.WriteLine($"  {Report.FormatBytes(bytes),12}  {type}");
     }

@@ -188,7 +188,8 @@ internal sealed class Options
               --dedicated-thread udp server: blocking calls on a thread of its own (OptionDedicatedThread)
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
-              --trace-allocations  print which types were allocated (sampled), to explain B/msg
+              --trace-allocations  print which types were allocated in the measured window
+                                 (sampled), to explain B/msg
               --memory           server: each second, force a full GC and print the managed heap
                                  per connected session (connect idle clients to measure it)
           -h, --help             this text

@@ -57,6 +57,7 @@ internal static partial class Program
 
         PrintHeader(options, peers);
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
+        AllocationTracer.Current = tracer;
         var code = options.Role switch
         {
             Role.Server => await RunServerAsync(options, peers),
@@ -211,6 +212,7 @@ internal static partial class Program
         var samples = new List<(double Time, long Count, long Bytes, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
+        var hadTraffic = false;
         while (!cts.IsCancellationRequested)
         {
             try
@@ -233,6 +235,12 @@ internal static partial class Program
                 _ => server.BytesReceived,
             };
             samples.Add((watch.Elapsed.TotalSeconds, count, server.BytesReceived, GC.GetTotalAllocatedBytes(precise: true)));
+            if (samples.Count > 1 && count > samples[^2].Count && !hadTraffic)
+            {
+                hadTraffic = true;
+                AllocationTracer.Current?.StartWindow(); // the steady-state window below starts at this sample
+            }
+
             if (!options.Quiet && samples.Count > 1)
             {
                 var (t0, c0, _, a0) = samples[^2];
@@ -336,6 +344,7 @@ internal static partial class Program
         var bytes0 = Received();
         var messages0 = Messages();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
+        AllocationTracer.Current?.StartWindow();
         var lastTime = 0.0;
         var lastMessages = messages0;
         var total = await WaitOutRunAsync(options, watch, now =>
