@@ -17,7 +17,8 @@
 # them; the server process's CPU time (user + system, /proc/PID/stat) per message during the run,
 # which other work on the machine disturbs less than the rate; and the bytes each server allocated
 # per message, from its per-second lines (kestrel-reference --stats, netserver-bench's progress
-# lines: the same words; the first second of a run is left out). Then the median of each, the ratio
+# lines: the same words; the first and last seconds of a run, with the connects and disconnects, are
+# left out). Then the median of each, the ratio
 # ours / Kestrel of the median messages/s and the median of the rounds' ratios (each round's runs are
 # seconds apart).
 set -euo pipefail
@@ -50,6 +51,7 @@ declare -A port stats pid_of
 # start NAME PROTOCOL: server NAME on a free port; its stdout in $work/NAME.out, its per-second lines in $work/NAME.stats.
 start() {
   local name=$1 protocol=$2 line=""
+  : > "$work/$name.out" # read below before the background job may have opened it
   case "$name" in
     kestrel)
       local https=()
@@ -89,14 +91,15 @@ client() {
   "$bench" "$2" echo --role client -p "${port[$1]}" --path /ws -c "$3" -m "$messages" -s "$size" -z "$4" -q "${text[@]}" 2> "$work/client.err" | grep '^{' || true
 }
 
-# Bytes allocated per message in the lines server $1 added after line $2 (the first one, with the
-# run's start, left out; seconds without messages too): the number before "ws messages" and the one
-# before "B allocated", in both servers' words.
+# Bytes allocated per message in the lines server $1 added after line $2 with messages in them:
+# the number before "ws messages" and the one before "B allocated", in both servers' words. The first
+# and the last of those seconds are left out: they hold the connects (TLS handshakes) and the
+# disconnects of the run's 100 clients, which allocate (5 to 9 MB for 100 wss clients), not the messages.
 allocated_per_message() {
-  tail -n +"$(($2 + 1))" "${stats[$1]}" | grep -E '^(second|progress):' | tail -n +2 |
+  tail -n +"$(($2 + 1))" "${stats[$1]}" | grep -E '^(second|progress):' |
     awk '{ m = 0; b = 0; for (i = 1; i < NF; i++) { if ($(i + 1) == "ws" && $(i + 2) ~ /^messages/) m = $i; if ($(i + 1) == "B" && $(i + 2) ~ /^allocated/) b = $i }
-           if (m > 0) { ms += m; bs += b } }
-         END { if (ms) printf "%.3f\n", bs / ms; else print "?" }'
+           if (m > 0) { n++; ms[n] = m; bs[n] = b } }
+         END { for (i = 2; i < n; i++) { tm += ms[i]; tb += bs[i] } if (tm) printf "%.3f\n", tb / tm; else print "?" }'
 }
 
 declare -A rate alloc cpu ratios
