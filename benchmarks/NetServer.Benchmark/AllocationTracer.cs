@@ -39,6 +39,11 @@ internal sealed class AllocationTracer : EventListener
         if (e.EventId != AllocationTickEvent || e.Payload is null || e.PayloadNames is null)
             return;
         var type = e.Payload[e.PayloadNames.IndexOf("TypeName")]?.ToString() ?? "?";
+
+        // An array's size says whose it is (a pool's 16 KiB chunk, a 64 KiB receive buffer...): arrays are told apart by it.
+        var size = e.PayloadNames.IndexOf("ObjectSize");
+        if (size >= 0 && type.EndsWith("[]", StringComparison.Ordinal))
+            type = string.Create(CultureInfo.InvariantCulture, $"{type} of {e.Payload[size]} B");
         var amount = Convert.ToInt64(e.Payload[e.PayloadNames.IndexOf("AllocationAmount64")], CultureInfo.InvariantCulture);
         _bytesByType.AddOrUpdate(type, amount, (_, total) => total + amount);
     }
