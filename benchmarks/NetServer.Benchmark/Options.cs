@@ -207,9 +207,11 @@ internal sealed class Options
         http and https count requests: "totalMessages" are responses (client) or requests (server),
         "allocatedBytesPerMessage" bytes allocated per request; a server prints each second the
         requests it answered and the bytes it allocated (as kestrel-reference --stats does).
-        msg and proto add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize", what
-        protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after the
-        run), the floor for --typed's B/msg.
+        msg, proto, ws and wss add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize",
+        what protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after
+        the run), the floor for --typed's B/msg; ws and wss add "text". ws and wss count messages one
+        by one (the data is messages x SIZE); a ws server counts frames (bytes / frame length) and
+        prints each second "N ws messages  B B allocated", as kestrel-reference --stats does.
         """;
 
     public static Options? Parse(string[] args, TextWriter error)
