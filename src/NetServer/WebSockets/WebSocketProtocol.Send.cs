@@ -34,11 +34,11 @@ internal sealed partial class WebSocketProtocol
         {
             Span<byte> frame = stackalloc byte[WsFrameHeader.MaxHeaderLength + payload.Length];
             var header = WriteHeader(frame, opcode, payload.Length, out var key);
-            var masked = frame.Slice(header, payload.Length);
+            var body = frame.Slice(header, payload.Length);
             if (_isServer)
-                payload.CopyTo(masked);
+                payload.CopyTo(body);
             else
-                WsMask.CopyMasked(payload, masked, key, 0);
+                WsMask.CopyMasked(payload, body, key, 0);
             return SendFrame(connection, frame.Slice(0, header + payload.Length));
         }
 
