@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: a short run of the benchmark suite with defaults that work anywhere.
-#   build/bench.sh            tcp, uds, ssl (TLS), udp and msg (length-prefixed messages over tcp),
-#                             echo and multicast, 1 and 100 clients; proto (protobuf envelopes)
+#   build/bench.sh            tcp, uds, ssl (TLS), udp, msg (length-prefixed messages over tcp), ws
+#                             and wss (WebSocket over tcp and TLS, binary messages), echo and
+#                             multicast, 1 and 100 clients; proto (protobuf envelopes)
 #                             echo, plain and --typed, 1 and 100 clients;
 #                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
@@ -13,13 +14,17 @@
 # send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), proto
 # echo as a ratio of msg echo (the envelope's cost: parsed and checked on both sides, 107 bytes on
 # the wire for a 32-byte payload) with the bytes protobuf-net alone allocates per deserialization
-# of the payload (what --typed's B/msg is to be compared with), for
+# of the payload (what --typed's B/msg is to be compared with), ws echo as a ratio of tcp echo and of
+# msg echo (a WebSocket frame per message each way: 6 header bytes from the client, masked, 2 from
+# the server) and wss echo as a ratio of ws echo (the cost of TLS), for
 # udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
 # and for latency round trips per second with p50, p99, p99.9 and max.
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
 # measures our TCP and UDP echo servers against it with the same client, in the same run, tcp
 # latency against both servers with the same client, and the bytes our UDP echo server (a
-# process of its own) allocates per datagram.
+# process of its own) allocates per datagram. build/bench-ws.sh holds the ws and wss echo servers
+# against Kestrel's (kestrel-reference /ws) with the same client; build/bench-http.sh the http
+# server with wrk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-3}"
@@ -69,7 +74,7 @@ latency() {
   summary+=("$line")
 }
 
-for protocol in tcp uds ssl udp msg; do
+for protocol in tcp uds ssl udp msg ws wss; do
   for clients in 1 100; do
     echo "== $protocol echo, $clients client(s)"
     run "$protocol echo, $clients client(s)" "$protocol" echo -c "$clients"
@@ -123,6 +128,9 @@ for clients in 1 100; do
   msg="${rates[msg echo, $clients client(s)]:-}"
   ratio_line "$(printf 'proto echo / msg echo, %3d client(s)' "$clients")" "${rates[proto echo, $clients client(s)]:-}" "$msg"
   ratio_line "$(printf 'proto echo typed / msg echo, %3d client(s)' "$clients")" "${rates[proto echo typed, $clients client(s)]:-}" "$msg"
+  ratio_line "$(printf 'ws echo / tcp echo, %3d client(s)' "$clients")" "${rates[ws echo, $clients client(s)]:-}" "$tcp"
+  ratio_line "$(printf 'ws echo / msg echo, %3d client(s)' "$clients")" "${rates[ws echo, $clients client(s)]:-}" "$msg"
+  ratio_line "$(printf 'wss echo / ws echo, %3d client(s)' "$clients")" "${rates[wss echo, $clients client(s)]:-}" "${rates[ws echo, $clients client(s)]:-}"
 done
 if [ -n "${protobuf_net:-}" ]; then
   summary+=("$(printf 'protobuf-net alone, Deserialize of the 32-byte payload: %s B (the floor for proto echo typed B/msg)' "$protobuf_net")")

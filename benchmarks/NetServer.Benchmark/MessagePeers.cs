@@ -152,54 +152,76 @@ internal abstract partial class ServerHandle
 
     /// <summary>
     /// A message server. Its <c>Multicast</c> does not wait for slow sessions (one whose send queue
-    /// is over its limit is disconnected), so this handle waits while any session has more than
-    /// <see cref="MulticastBacklog"/> bytes queued, looking every <see cref="MulticastCheck"/>
-    /// messages: the backpressure the stream servers' <c>MulticastAsync</c> gives.
+    /// is over its limit is disconnected), so this handle paces it (<see cref="MulticastPacer"/>):
+    /// the backpressure the stream servers' <c>MulticastAsync</c> gives.
     /// </summary>
-    private sealed class Message(MessageServer server, ServerCounters counters) : ServerHandle(counters)
+    private sealed class Message : ServerHandle
     {
-        // A quarter of the default 4 MiB send limit; 1024 messages between looks add at most 1024 x (SIZE + 4) bytes.
-        private const long MulticastBacklog = StreamConnection.DefaultSendBufferLimit / 4;
-        private const int MulticastCheck = 1024;
+        private readonly MessageServer _server;
+        private readonly MulticastPacer _pacer;
 
-        private int _sinceCheck;
+        public Message(MessageServer server, ServerCounters counters)
+            : base(counters)
+        {
+            _server = server;
+            _pacer = new MulticastPacer(IsBacklogged);
+        }
 
-        public override EndPoint Endpoint => server.Endpoint;
+        public override EndPoint Endpoint => _server.Endpoint;
 
-        public override long BytesReceived => server.BytesReceived;
+        public override long BytesReceived => _server.BytesReceived;
 
-        public override long BytesSent => server.BytesSent;
+        public override long BytesSent => _server.BytesSent;
 
-        public override long ConnectedSessions => server.ConnectedSessions;
+        public override long ConnectedSessions => _server.ConnectedSessions;
 
-        public override bool Start() => server.Start();
+        public override bool Start() => _server.Start();
 
-        public override bool Stop() => server.Stop();
+        public override bool Stop() => _server.Stop();
 
         public override async ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token)
         {
-            if (++_sinceCheck >= MulticastCheck)
-            {
-                _sinceCheck = 0;
-                while (IsBacklogged())
-                    await Task.Delay(1, token);
-            }
-
-            return server.Multicast(message.Span);
+            await _pacer.WaitAsync(token);
+            return _server.Multicast(message.Span);
         }
 
-        public override void Dispose() => server.Dispose();
+        public override void Dispose() => _server.Dispose();
 
-        private bool IsBacklogged()
+        private bool IsBacklogged(long limit)
         {
-            foreach (var session in server.Sessions)
+            foreach (var session in _server.Sessions)
             {
-                if (session.BytesPending > MulticastBacklog)
+                if (session.BytesPending > limit)
                     return true;
             }
 
             return false;
         }
+    }
+}
+
+/// <summary>
+/// Backpressure for a multicast that does not wait for slow sessions (msg's <c>Multicast</c>, ws's
+/// <c>MulticastBinary</c>: a session over its send limit is disconnected): every
+/// <see cref="Check"/> messages it waits while any session has more than <see cref="Backlog"/>
+/// bytes queued.
+/// </summary>
+internal sealed class MulticastPacer(Func<long, bool> isBacklogged)
+{
+    // A quarter of the default 4 MiB send limit; 1024 messages between looks add at most 1024 x (SIZE + header) bytes.
+    private const long Backlog = StreamConnection.DefaultSendBufferLimit / 4;
+    private const int Check = 1024;
+
+    private int _sinceCheck;
+
+    /// <summary>Waits, every <see cref="Check"/> calls, while a session has more than <see cref="Backlog"/> bytes queued.</summary>
+    public async ValueTask WaitAsync(CancellationToken token)
+    {
+        if (++_sinceCheck < Check)
+            return;
+        _sinceCheck = 0;
+        while (isBacklogged(Backlog))
+            await Task.Delay(1, token);
     }
 }
 

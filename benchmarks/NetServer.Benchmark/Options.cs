@@ -25,8 +25,8 @@ internal sealed class Options
     /// </summary>
     public string Transport => IsMessageProtocol ? _messageTransport : Protocol switch
     {
-        "http" => "tcp",
-        "https" => "ssl",
+        "http" or "ws" => "tcp",
+        "https" or "wss" => "ssl",
         _ => Protocol,
     };
 
@@ -38,6 +38,15 @@ internal sealed class Options
 
     /// <summary>msg and proto: messages over a stream transport, counted one by one by the clients.</summary>
     public bool IsMessageProtocol => Protocol is "msg" or "proto";
+
+    /// <summary>ws and wss: WebSocket messages (WsServer and WsClient, over TCP or TLS), counted one by one by the clients.</summary>
+    public bool IsWebSocket => Protocol is "ws" or "wss";
+
+    /// <summary>ws, wss: the request path of the upgrade (--path; default /ws, kestrel-reference's endpoint; ours takes any).</summary>
+    public string RequestPath => Path ?? "/ws";
+
+    /// <summary>ws, wss: text messages instead of binary ones (--text).</summary>
+    public bool Text { get; private set; }
 
     private string _messageTransport = "tcp";
 
@@ -107,7 +116,10 @@ internal sealed class Options
                      proto (protobuf envelopes: ProtoServer and ProtoClient, over msg; echo only) |
                      http, https (HttpServer, HttpsServer answering as benchmarks/KestrelReference:
                      GET any path -> "Hello, World!" text/plain, TRACE -> the request echoed;
-                     the client is a raw HTTP/1.1 load client: get, pipeline, trace only)
+                     the client is a raw HTTP/1.1 load client: get, pipeline, trace only) |
+                     ws, wss (WebSocket: WsServer and WsClient over TCP, WssServer and WssClient
+                     over TLS with ssl's certificates; echo and multicast; binary messages, or
+                     text with --text)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE); udp:
                                 MESSAGES datagrams of SIZE in flight per client, each echo answered
@@ -121,9 +133,15 @@ internal sealed class Options
                                 payload (SIZE >= 5); both sides parse and check every envelope in
                                 place and send it back as it came; --typed: the server unpacks the
                                 payload and sends it back typed, in a reply envelope of its own
+                                ws, wss: each client sends MESSAGES messages of SIZE bytes once
+                                upgraded, then sends every message it receives back (one message
+                                each way per echo); the server's sessions send every message back
+                                with its type (SendBinaryAsync, SendTextAsync); messages are
+                                counted one by one. The client drives any WebSocket echo server,
+                                kestrel-reference's /ws too (--role client -p PORT)
                      multicast  the server multicasts SIZE-byte messages to every client; udp: to a
                                 group the clients join, each datagram numbered (SIZE >= 8) so the
-                                clients can count the ones they missed; msg: one message each
+                                clients can count the ones they missed; msg, ws: one message each
                      reply      tcp, uds, ssl: like echo, but each client sends MESSAGES messages
                                 of SIZE bytes with a send each, and both sides answer every
                                 complete SIZE-byte message with a send of its own from OnReceived
@@ -146,7 +164,9 @@ internal sealed class Options
           -r, --role ROLE        both (default: server and client in this process), server, client
           -a, --address ADDRESS  server address (default 127.0.0.1)
           -p, --port PORT        server port (default: a free port with --role both, else 1111)
-              --path PATH        Unix socket path for uds (default: a file in the temp folder)
+              --path PATH        uds: the Unix socket path (default: a file in the temp folder);
+                                 ws, wss: the request path of the upgrade (default /ws)
+              --text             ws, wss: text messages (UTF-8, checked as they arrive) instead of binary
               --transport T      msg, proto: tcp (default), ssl (TLS, certificates as for ssl) or uds
               --typed            proto echo: the server deserializes each payload (Unpack) and
                                  serializes it back into its reply; the report adds what
@@ -168,7 +188,8 @@ internal sealed class Options
               --dedicated-thread udp server: blocking calls on a thread of its own (OptionDedicatedThread)
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
-              --trace-allocations  print which types were allocated (sampled), to explain B/msg
+              --trace-allocations  print which types were allocated in the measured window
+                                 (sampled), to explain B/msg
               --memory           server: each second, force a full GC and print the managed heap
                                  per connected session (connect idle clients to measure it)
           -h, --help             this text
@@ -186,9 +207,11 @@ internal sealed class Options
         http and https count requests: "totalMessages" are responses (client) or requests (server),
         "allocatedBytesPerMessage" bytes allocated per request; a server prints each second the
         requests it answered and the bytes it allocated (as kestrel-reference --stats does).
-        msg and proto add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize", what
-        protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after the
-        run), the floor for --typed's B/msg.
+        msg, proto, ws and wss add "transport"; proto adds "typed" and "protobufNetBytesPerDeserialize",
+        what protobuf-net alone allocates per Serializer.Deserialize of the payload (measured after
+        the run), the floor for --typed's B/msg; ws and wss add "text". ws and wss count messages one
+        by one (the data is messages x SIZE); a ws server counts frames (bytes / frame length) and
+        prints each second "N ws messages  B B allocated", as kestrel-reference --stats does.
         """;
 
     public static Options? Parse(string[] args, TextWriter error)
@@ -282,6 +305,9 @@ internal sealed class Options
                 case "--typed":
                     options.Typed = true;
                     break;
+                case "--text":
+                    options.Text = true;
+                    break;
                 default:
                     if (arg.StartsWith('-'))
                         throw new ArgumentException($"Unknown option '{arg}'.");
@@ -296,8 +322,8 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https" or "ws" or "wss"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https, ws, wss).");
         if (options.IsHttp && positional < 2)
             options.Scenario = "get";
         if (options.IsHttp != (options.Scenario is "get" or "pipeline" or "trace"))
@@ -314,6 +340,12 @@ internal sealed class Options
             throw new ArgumentException($"proto has no {options.Scenario} scenario (echo).");
         if (options.Typed && options.Protocol != "proto")
             throw new ArgumentException("--typed is for proto echo.");
+        if (options.IsWebSocket && options.Scenario is not ("echo" or "multicast"))
+            throw new ArgumentException($"{options.Protocol} has no {options.Scenario} scenario (echo, multicast).");
+        if (options.Text && !options.IsWebSocket)
+            throw new ArgumentException("--text is for ws and wss.");
+        if (options.IsWebSocket && !options.RequestPath.StartsWith('/'))
+            throw new ArgumentException($"A request path starts with '/', not '{options.RequestPath}'.");
         if (options.Protocol == "proto" && options.Size < ProtoEcho.MinPayload)
             throw new ArgumentException($"A proto payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
         if (!options.IsHttp && options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))

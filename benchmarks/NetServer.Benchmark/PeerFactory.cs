@@ -9,8 +9,8 @@ namespace NetServer.Benchmark;
 /// Makes the run's server and clients for its protocol: the one place that knows that tcp, ssl
 /// and udp use an IP endpoint, uds a socket path, ssl the TLS contexts from the test
 /// certificates, udp multicast a group, msg and proto a message (envelope) server and
-/// clients over one of the three stream transports, and http and https an HTTP server and
-/// load clients over tcp and TLS.
+/// clients over one of the three stream transports, http and https an HTTP server and
+/// load clients over tcp and TLS, and ws and wss a WebSocket server and clients over tcp and TLS.
 /// </summary>
 internal sealed class PeerFactory
 {
@@ -68,6 +68,18 @@ internal sealed class PeerFactory
             return ServerHandle.Of(CreateMessageServer(mode.Echoes, counters), counters);
         if (_options.Protocol == "proto")
             return ServerHandle.Of(CreateProtoServer(counters), counters);
+        if (_options.Protocol == "ws")
+        {
+            var ws = new BenchWsServer(IPEndpoint, mode.Echoes, counters) { OptionNoDelay = true };
+            return ServerHandle.Of(ws, ws, _options.Text, counters);
+        }
+
+        if (_options.Protocol == "wss")
+        {
+            var wss = new BenchWssServer(_serverTls!, IPEndpoint, mode.Echoes, counters) { OptionNoDelay = true };
+            return ServerHandle.Of(wss, wss, _options.Text, counters);
+        }
+
         return _options.Protocol switch
         {
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
@@ -136,7 +148,7 @@ internal sealed class PeerFactory
 
     /// <summary>
     /// A client of the echo, reply or multicast scenario: echo and reply clients keep MESSAGES x
-    /// SIZE bytes (udp: MESSAGES datagrams, msg: MESSAGES messages, proto: MESSAGES envelopes,
+    /// SIZE bytes (udp: MESSAGES datagrams, msg and ws: MESSAGES messages, proto: MESSAGES envelopes,
     /// each with a SIZE-byte payload) in flight.
     /// </summary>
     public ClientHandle CreateTrafficClient(EndPoint target)
@@ -154,6 +166,14 @@ internal sealed class PeerFactory
         {
             var envelopes = new MessageBehavior(_options.Messages, Envelope);
             return ClientHandle.Of(CreateProtoClient(target, envelopes), envelopes);
+        }
+
+        if (_options.IsWebSocket)
+        {
+            var messages = new WsBehavior(echo ? _options.Messages : 0, message, _options.Text, _options.RequestPath);
+            return _clientTls is null
+                ? ClientHandle.Of(new BenchWsClient((IPEndPoint)target, messages) { OptionNoDelay = true }, messages)
+                : ClientHandle.Of(new BenchWssClient(_clientTls, (IPEndPoint)target, messages) { OptionNoDelay = true }, messages);
         }
 
         if (_options.IsHttp)

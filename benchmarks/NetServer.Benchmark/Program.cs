@@ -7,6 +7,7 @@ using System.IO;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Runtime.InteropServices;
 using System.Security.Authentication;
 using System.Security.Cryptography;
@@ -56,6 +57,7 @@ internal static partial class Program
 
         PrintHeader(options, peers);
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
+        AllocationTracer.Current = tracer;
         var code = options.Role switch
         {
             Role.Server => await RunServerAsync(options, peers),
@@ -69,8 +71,10 @@ internal static partial class Program
     private static void PrintHeader(Options o, PeerFactory peers)
     {
         Console.WriteLine($"Protocol: {o.Protocol}, scenario: {o.Scenario}, role: {o.Role.ToString().ToLowerInvariant()}");
-        if (o.IsMessageProtocol || o.IsHttp)
+        if (o.IsMessageProtocol || o.IsHttp || o.IsWebSocket)
             Console.WriteLine($"Transport: {o.Transport}");
+        if (o.IsWebSocket)
+            Console.WriteLine($"Messages: {(o.Text ? "text" : "binary")}{(o.Role == Role.Server ? "" : $"; upgrade request: GET {o.RequestPath}")}");
         if (o.Protocol == "proto")
             Console.WriteLine($"Envelope: {peers.Envelope.Length} bytes with a {o.Size}-byte BenchPing payload; the server {(o.Typed ? "unpacks the payload and sends it back typed" : "sends each envelope back as it came")}");
         Console.WriteLine(o.Transport == "uds" ? $"Server path: {o.EffectivePath}" : $"Server address: {o.Address}");
@@ -195,17 +199,20 @@ internal static partial class Program
         // A sample counts bytes, established sessions in the handshake scenario, or requests for
         // http (counted one by one, as kestrel-reference does, to compare its --stats). A msg message is
         // SIZE bytes and its 4-byte length prefix on the wire, a proto message our client's envelope
-        // and its prefix (the server does not count messages one by one: that would add work to its
-        // hot path that the other servers do not do).
+        // and its prefix, a ws message a frame (a client's, masked, received in echo; the server's,
+        // sent in multicast). The server does not count messages one by one: that would add work to
+        // its hot path that the other servers do not do.
         var handshakes = options.Scenario == "handshake";
-        var message = options.IsMessageProtocol;
+        var message = options.IsMessageProtocol || options.IsWebSocket;
         var http = options.IsHttp;
         var unit = handshakes || http ? 1
             : options.Protocol == "proto" ? peers.Envelope.Length + MessageProtocol.HeaderSize
+            : options.IsWebSocket ? WsWire.FrameLength(options.Size, masked: options.Scenario == "echo")
             : message ? options.Size + MessageProtocol.HeaderSize : options.Size;
         var samples = new List<(double Time, long Count, long Bytes, long Allocated)>();
         var baseline = options.Memory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var watch = Stopwatch.StartNew();
+        var hadTraffic = false;
         while (!cts.IsCancellationRequested)
         {
             try
@@ -228,6 +235,12 @@ internal static partial class Program
                 _ => server.BytesReceived,
             };
             samples.Add((watch.Elapsed.TotalSeconds, count, server.BytesReceived, GC.GetTotalAllocatedBytes(precise: true)));
+            if (samples.Count > 1 && count > samples[^2].Count && !hadTraffic)
+            {
+                hadTraffic = true;
+                AllocationTracer.Current?.StartWindow(); // the steady-state window below starts at this sample
+            }
+
             if (!options.Quiet && samples.Count > 1)
             {
                 var (t0, c0, _, a0) = samples[^2];
@@ -239,6 +252,14 @@ internal static partial class Program
                     if (units > 0)
                         Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
                             $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units} requests  {a1 - a0} B allocated  {(a1 - a0) / (double)units:F1} B/request"));
+                    continue;
+                }
+
+                if (options.IsWebSocket)
+                {
+                    // Raw figures as well, in the words of kestrel-reference's --stats lines (build/bench-ws.sh sums both).
+                    Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"progress: {t1,6:F1} s  sessions {server.ConnectedSessions}  {units / (t1 - t0),12:F0} msg/s  {units} ws messages  {a1 - a0} B allocated  {(units > 0 ? (a1 - a0) / (double)units : 0):F3} B/msg"));
                     continue;
                 }
 
@@ -272,7 +293,7 @@ internal static partial class Program
             var bytes = http ? last.Bytes - first.Bytes : message ? messages * options.Size : last.Count - first.Count;
             new Report(options.Protocol, options.Scenario, "server", address, 0, options.Messages, options.Size,
                 options.Seconds, server.Errors, last.Time - first.Time, bytes, last.Allocated - first.Allocated, server.Datagrams,
-                message || http ? messages : null, message || http ? options.Transport : null, ProtoFigures(options)).Print(options.Json);
+                message || http ? messages : null, message || http ? options.Transport : null, ProtoFigures(options), WsText(options)).Print(options.Json);
         }
 
         return server.Errors == 0 ? 0 : 1;
@@ -309,10 +330,10 @@ internal static partial class Program
         if (!await ConnectAllAsync(clients, target, measured))
             return 1;
 
-        // msg and proto clients count messages one by one (the data figure is then messages x size,
-        // payloads without their prefixes or envelopes), http clients responses (and bytes as
-        // received); the others count bytes, and messages are bytes / size.
-        var counted = options.IsMessageProtocol || options.IsHttp;
+        // msg, proto and ws clients count messages one by one (the data figure is then messages x
+        // size, payloads without their prefixes, envelopes or frame headers), http clients responses
+        // (and bytes as received); the others count bytes, and messages are bytes / size.
+        var counted = options.IsMessageProtocol || options.IsHttp || options.IsWebSocket;
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
@@ -323,6 +344,7 @@ internal static partial class Program
         var bytes0 = Received();
         var messages0 = Messages();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
+        AllocationTracer.Current?.StartWindow();
         var lastTime = 0.0;
         var lastMessages = messages0;
         var total = await WaitOutRunAsync(options, watch, now =>
@@ -347,8 +369,8 @@ internal static partial class Program
 
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
             options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
-            options.IsMessageProtocol ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
-            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options));
+            options.IsMessageProtocol || options.IsWebSocket ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
+            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options), WsText(options));
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }
@@ -371,7 +393,7 @@ internal static partial class Program
             if (clients.FirstOrDefault(c => c.Failure is not null) is { } closed)
                 failure = $"a connection closed while connecting ({closed.Failure})";
         }
-        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException)
+        catch (Exception e) when (e is SocketException or AuthenticationException or IOException or TimeoutException or OperationCanceledException or WebSocketException)
         {
             failure = ErrorText.Describe(e);
         }
@@ -438,6 +460,9 @@ internal static partial class Program
         options.Protocol == "proto"
             ? new ProtoFigures(options.Role == Role.Client ? null : options.Typed, ProtoEcho.DeserializeAllocation(options.Size))
             : null;
+
+    /// <summary>ws, wss: whether the messages are text (null for the other protocols).</summary>
+    private static bool? WsText(Options options) => options.IsWebSocket ? options.Text : null;
 
     private static string ClientRole(Options options) => options.Role == Role.Both ? "both" : "client";
 

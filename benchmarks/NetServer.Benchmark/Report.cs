@@ -9,7 +9,8 @@ namespace NetServer.Benchmark;
 /// The seeds' figures plus allocations (and for udp the datagram figures), as text and as one JSON
 /// line. Messages are bytes / size, except where they were counted one by one
 /// (<paramref name="CountedMessages"/>: msg and proto, whose bytes are then messages x size, the
-/// payloads without their prefixes or envelopes). proto adds <paramref name="Proto"/>.
+/// payloads without their prefixes, envelopes or frame headers). proto adds <paramref name="Proto"/>,
+/// ws and wss <paramref name="Text"/> (whether the messages were text).
 /// </summary>
 internal sealed record Report(
     string Protocol,
@@ -27,7 +28,8 @@ internal sealed record Report(
     DatagramFigures? Datagrams = null,
     long? CountedMessages = null,
     string? Transport = null,
-    ProtoFigures? Proto = null)
+    ProtoFigures? Proto = null,
+    bool? Text = null)
 {
     private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
 
@@ -67,6 +69,8 @@ internal sealed record Report(
             Console.WriteLine(string.Create(c, $"protobuf-net alone: {p.DeserializeBytes:F3} B per Serializer.Deserialize<BenchPing> of the {Size}-byte payload"));
         }
 
+        if (Text is { } text)
+            Console.WriteLine($"Messages: {(text ? "text" : "binary")}");
         if (Datagrams is { } d)
             PrintDatagrams(d);
         if (!json)
@@ -93,6 +97,7 @@ internal sealed record Report(
             allocatedBytesPerMessage = Math.Round(AllocatedBytesPerMessage, 4),
             messagesPerSecondPerClient = Clients > 0 ? Math.Round(MessagesPerSecondPerClient) : (double?)null,
             typed = Proto?.Typed,
+            text = Text,
             protobufNetBytesPerDeserialize = Proto is { } figures ? Math.Round(figures.DeserializeBytes, 3) : (double?)null,
             datagrams = Datagrams,
         }, s_json));

@@ -6,11 +6,17 @@ namespace NetServer.WebSockets;
 // Sending: every frame is built in place in pooled send memory (header, then the payload copied,
 // masked with a fresh key on the client side, or compressed) and committed as one unit, so frames
 // from many threads never interleave and a control frame may go out between the fragments of a
-// message. Nothing is allocated per frame.
+// message. Nothing is allocated per frame. A small frame is built on the stack and handed to the
+// engine as one span instead: the engine copies it into the send queue's current chunk (or writes it
+// straight to the socket) either way, and a writer would rent and return a send chunk (16 KiB) for it.
 internal sealed partial class WebSocketProtocol
 {
     // Text up to this many UTF-8 bytes is encoded straight into the send memory (one contiguous span).
     private const int DirectTextLimit = 64 * 1024;
+
+    // Frames up to this size (header included) are built on the stack: SendWriter.SmallMessage, the
+    // size up to which a writer's message is copied into a busy queue anyway.
+    private const int StackFrameLimit = SendWriter.SmallMessage;
 
     private bool _sendingFragmented;          // a message sent in parts is open: the next data frame continues it
     private WebSocketMessageType _fragmentType;
@@ -24,6 +30,17 @@ internal sealed partial class WebSocketProtocol
             ThrowHelper.ThrowArgumentOutOfRange(nameof(payload), "A ping or pong carries at most 125 bytes.");
         if (ShouldCompress(opcode, payload.Length))
             return SendCompressed(connection, opcode, payload);
+        if (payload.Length <= StackFrameLimit - WsFrameHeader.MaxHeaderLength)
+        {
+            Span<byte> frame = stackalloc byte[WsFrameHeader.MaxHeaderLength + payload.Length];
+            var header = WriteHeader(frame, opcode, payload.Length, out var key);
+            var body = frame.Slice(header, payload.Length);
+            if (_isServer)
+                payload.CopyTo(body);
+            else
+                WsMask.CopyMasked(payload, body, key, 0);
+            return SendFrame(connection, frame.Slice(0, header + payload.Length));
+        }
 
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);
         WriteFrame(writer, opcode, fin: true, rsv1: false, payload);
@@ -54,6 +71,17 @@ internal sealed partial class WebSocketProtocol
             {
                 System.Buffers.ArrayPool<byte>.Shared.Return(rented);
             }
+        }
+
+        if (length <= StackFrameLimit - WsFrameHeader.MaxHeaderLength)
+        {
+            Span<byte> frame = stackalloc byte[WsFrameHeader.MaxHeaderLength + length];
+            var headerLength = WriteHeader(frame, opcode, length, out var frameKey);
+            var encoded = frame.Slice(headerLength, length);
+            TextEncoding.Encode(text, encoded);
+            if (!_isServer)
+                WsMask.Apply(encoded, frameKey, 0);
+            return SendFrame(connection, frame.Slice(0, headerLength + length)) ? length : -1;
         }
 
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + length);
@@ -139,6 +167,29 @@ internal sealed partial class WebSocketProtocol
     {
         connection = Connection!;
         return connection is not null && _upgraded && (opcode == WsOpcode.Close || !IsCloseSent);
+    }
+
+    /// <summary>Writes the header of a whole unfragmented frame of <paramref name="length"/> bytes into <paramref name="destination"/>, with a fresh mask key on the client side; returns its length.</summary>
+    private int WriteHeader(Span<byte> destination, WsOpcode opcode, int length, out uint key)
+    {
+        var masked = !_isServer;
+        key = masked ? WsMask.NewKey() : 0u;
+        return WsFrameHeader.Write(destination, opcode, fin: true, rsv1: false, length, masked, key);
+    }
+
+    /// <summary>
+    /// Hands a frame built on the stack to the engine as one unit, as a writer's commit does (and,
+    /// like it, not through an override of the connection's <c>SendAsync</c>): false when not
+    /// connected or refused by the send limit (OnError says <c>NoBufferSpaceAvailable</c>).
+    /// </summary>
+    private static bool SendFrame(StreamConnection connection, ReadOnlySpan<byte> frame)
+    {
+        if (connection.CurrentConnection is not { } engine)
+            return false;
+        var status = engine.Send(frame, shared: null, waiter: null, out _);
+        if (status == SendStatus.Full)
+            engine.ReportSendRefused();
+        return status == SendStatus.Accepted;
     }
 
     /// <summary>Writes a frame: the header, then the payload (masked with a fresh key by a client).</summary>

@@ -6,6 +6,7 @@ using System.Linq;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using System.Threading;
@@ -220,6 +221,124 @@ public sealed class BenchmarkCliTests
         var perResponse = result.GetProperty("totalBytes").GetInt64() / (double)responses;
         if (scenario != "trace")
             Assert.InRange(perResponse, 115 - slack, 115 + slack + 1);
+    }
+
+    [Theory]
+    [InlineData("ws", "echo", false)]
+    [InlineData("ws", "echo", true)]
+    [InlineData("ws", "multicast", false)]
+    [InlineData("wss", "echo", false)]
+    [InlineData("wss", "multicast", true)]
+    public async Task Ws_scenarios_count_messages_with_no_error(string protocol, string scenario, bool text)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout,
+            [protocol, scenario, "-c", "3", "-s", "20", "-z", "1", "-q", .. text ? new[] { "--text" } : []]);
+        var result = await ResultAsync(bench);
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        Assert.Equal(protocol, result.GetProperty("protocol").GetString());
+        Assert.Equal(protocol == "wss" ? "ssl" : "tcp", result.GetProperty("transport").GetString());
+        Assert.Equal(scenario, result.GetProperty("scenario").GetString());
+        Assert.Equal(text, result.GetProperty("text").GetBoolean());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var messages = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(messages > 0, "No message was counted.");
+        Assert.True(result.GetProperty("messagesPerSecond").GetDouble() > 0);
+
+        // Messages are counted one by one; the data is messages x size, without the frame headers.
+        Assert.Equal(messages * 20, result.GetProperty("totalBytes").GetInt64());
+    }
+
+    [Fact]
+    public async Task Ws_echo_server_answers_a_standard_client_with_each_message_and_its_type()
+    {
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "ws", "echo", "--role", "server", "-p", "0", "-z", "0", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+        using var timeout = new CancellationTokenSource(s_timeout);
+        using var client = new ClientWebSocket();
+        await client.ConnectAsync(new Uri($"ws://127.0.0.1:{port}/any/path"), timeout.Token);
+
+        // A text message, a binary one, and a binary one in three frames: each comes back whole, with its type.
+        var text = "h\u00e9llo \u2603"u8.ToArray();
+        var binary = Enumerable.Range(0, 300).Select(b => (byte)b).ToArray();
+        await client.SendAsync(text, WebSocketMessageType.Text, endOfMessage: true, timeout.Token);
+        await client.SendAsync(binary, WebSocketMessageType.Binary, endOfMessage: true, timeout.Token);
+        await client.SendAsync(binary.AsMemory(0, 100), WebSocketMessageType.Binary, endOfMessage: false, timeout.Token);
+        await client.SendAsync(binary.AsMemory(100, 100), WebSocketMessageType.Binary, endOfMessage: false, timeout.Token);
+        await client.SendAsync(binary.AsMemory(200), WebSocketMessageType.Binary, endOfMessage: true, timeout.Token);
+
+        foreach (var (type, payload) in new[] { (WebSocketMessageType.Text, text), (WebSocketMessageType.Binary, binary), (WebSocketMessageType.Binary, binary) })
+        {
+            var echoed = await ReceiveWholeAsync(client, timeout.Token);
+            Assert.Equal(type, echoed.Type);
+            Assert.Equal(payload, echoed.Payload);
+        }
+
+        await client.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", timeout.Token);
+        Assert.Equal(WebSocketCloseStatus.NormalClosure, client.CloseStatus);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Ws_client_drives_any_websocket_echo_server(bool text)
+    {
+        // System.Net.WebSockets' server side (what Kestrel's /ws runs) behind a hand-made upgrade:
+        // every message sent back frame by frame with its type, as kestrel-reference does.
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var stop = new CancellationTokenSource();
+        var echo = new WebSocketEchoServer(listener, "/ws");
+        var serving = echo.RunAsync(stop.Token);
+        try
+        {
+            var port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+            await using var client = ProgramProcess.Start(Cli, s_timeout,
+                ["ws", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "--path", "/ws", "-c", "2", "-m", "50", "-s", "16", "-z", "1", "-q",
+                    .. text ? new[] { "--text" } : []]);
+            var result = await ResultAsync(client);
+            Assert.Equal(0, await client.WaitForExitAsync());
+            Assert.Equal("client", result.GetProperty("role").GetString());
+            Assert.Equal(0, result.GetProperty("errors").GetInt64());
+            var messages = result.GetProperty("totalMessages").GetInt64();
+            Assert.True(messages > 2 * 50, $"The client counted only {messages} messages.");
+            Assert.Equal(messages * 16, result.GetProperty("totalBytes").GetInt64());
+            Assert.Equal(2, echo.Upgrades);
+            Assert.Equal(text ? WebSocketMessageType.Text : WebSocketMessageType.Binary, echo.LastType);
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            listener.Close();
+            await serving.WaitAsync(s_timeout);
+        }
+    }
+
+    [Fact]
+    public async Task Ws_echo_server_in_its_own_process_allocates_nothing_per_message()
+    {
+        // The server's figures come from its own process: only its sessions allocate there. It
+        // needs three seconds with traffic for a steady-state window.
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "ws", "echo", "--role", "server", "-p", "0", "-z", "6", "-q");
+        var port = PortOf(await server.WaitForLineAsync("Server listening on "));
+        await using var client = ProgramProcess.Start(Cli, s_timeout,
+            "ws", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
+        Assert.Equal(0, (await ResultAsync(client)).GetProperty("errors").GetInt64());
+        Assert.Equal(0, await client.WaitForExitAsync());
+
+        var result = await ResultAsync(server);
+        Assert.Equal(0, await server.WaitForExitAsync());
+        Assert.Equal("server", result.GetProperty("role").GetString());
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
+        var messages = result.GetProperty("totalMessages").GetInt64();
+        Assert.True(messages > 0, "The server counted no message.");
+        Assert.Equal(messages * 32, result.GetProperty("totalBytes").GetInt64());
+
+        // The smallest object is 24 bytes: an allocation per message, or per few messages, would
+        // show. What remains is the process's background (timers, the thread pool) over the window.
+        var perMessage = result.GetProperty("allocatedBytesPerMessage").GetDouble();
+        Assert.True(perMessage < 8, $"The ws echo server allocated {perMessage} B per message.");
     }
 
     [Fact]
@@ -454,6 +573,8 @@ public sealed class BenchmarkCliTests
     [InlineData("udp")]
     [InlineData("msg")]
     [InlineData("proto")]
+    [InlineData("ws")]
+    [InlineData("wss")]
     public async Task Server_and_client_roles_run_as_separate_processes(string protocol)
     {
         using var certificates = new CertificateFolder();
@@ -682,6 +803,21 @@ public sealed class BenchmarkCliTests
         return IPEndPoint.Parse(endpoint).Port;
     }
 
+    /// <summary>One whole message (all its frames) and its type.</summary>
+    private static async Task<(WebSocketMessageType Type, byte[] Payload)> ReceiveWholeAsync(WebSocket socket, CancellationToken token)
+    {
+        var message = new MemoryStream();
+        var buffer = new byte[1024];
+        while (true)
+        {
+            var received = await socket.ReceiveAsync(buffer, token);
+            Assert.NotEqual(WebSocketMessageType.Close, received.MessageType);
+            message.Write(buffer, 0, received.Count);
+            if (received.EndOfMessage)
+                return (received.MessageType, message.ToArray());
+        }
+    }
+
     private static int FreeUdpPort()
     {
         using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
@@ -787,10 +923,88 @@ public sealed class BenchmarkCliTests
             File.WriteAllText(Path.Combine(_path, "ca.pem"), TestCertificates.Authority.ExportCertificatePem());
         }
 
-        /// <summary>The --certs option for <paramref name="protocol"/> (none unless ssl).</summary>
-        public string[] Option(string protocol) => protocol == "ssl" ? ["--certs", _path] : [];
+        /// <summary>The --certs option for <paramref name="protocol"/> (none unless ssl or wss).</summary>
+        public string[] Option(string protocol) => protocol is "ssl" or "wss" ? ["--certs", _path] : [];
 
         public void Dispose() => Directory.Delete(_path, recursive: true);
+    }
+
+    /// <summary>
+    /// A WebSocket echo server made of System.Net.WebSockets' server side behind a hand-made
+    /// opening handshake (RFC 6455 4.2.2) for one path: every message sent back frame by frame with
+    /// its type, as kestrel-reference's /ws does. Counts the upgrades and keeps the last type seen.
+    /// </summary>
+    private sealed class WebSocketEchoServer(Socket listener, string path)
+    {
+        private int _upgrades;
+        private int _lastType = -1;
+
+        public int Upgrades => Volatile.Read(ref _upgrades);
+
+        public WebSocketMessageType LastType => (WebSocketMessageType)Volatile.Read(ref _lastType);
+
+        public async Task RunAsync(CancellationToken token)
+        {
+            var connections = new System.Collections.Generic.List<Task>();
+            try
+            {
+                while (true)
+                    connections.Add(ServeAsync(await listener.AcceptAsync(token), token));
+            }
+            catch (Exception e) when (e is OperationCanceledException or SocketException or ObjectDisposedException)
+            {
+                // Stopped.
+            }
+
+            await Task.WhenAll(connections);
+        }
+
+        private async Task ServeAsync(Socket peer, CancellationToken token)
+        {
+            var stream = new NetworkStream(peer, ownsSocket: true);
+            try
+            {
+                // The request head, byte by byte: nothing after it may be read before the WebSocket takes over.
+                var head = new MemoryStream();
+                var one = new byte[1];
+                while (!head.ToArray().AsSpan().EndsWith("\r\n\r\n"u8))
+                {
+                    if (await stream.ReadAsync(one, token) == 0)
+                        return;
+                    head.WriteByte(one[0]);
+                }
+
+                var lines = System.Text.Encoding.ASCII.GetString(head.ToArray()).Split("\r\n");
+                var key = lines.Select(l => l.Split(':', 2)).Where(f => f.Length == 2 && f[0].Trim().Equals("Sec-WebSocket-Key", StringComparison.OrdinalIgnoreCase))
+                    .Select(f => f[1].Trim()).Single();
+                Assert.Equal($"GET {path} HTTP/1.1", lines[0]);
+#pragma warning disable CA5350 // SHA-1 is what RFC 6455 prescribes for the accept value
+                var accept = Convert.ToBase64String(System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.ASCII.GetBytes(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")));
+#pragma warning restore CA5350
+                await stream.WriteAsync(System.Text.Encoding.ASCII.GetBytes(
+                    $"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"), token);
+                Interlocked.Increment(ref _upgrades);
+
+                using var socket = WebSocket.CreateFromStream(stream, new WebSocketCreationOptions { IsServer = true });
+                var buffer = new byte[65536];
+                while (true)
+                {
+                    var received = await socket.ReceiveAsync(buffer.AsMemory(), token);
+                    if (received.MessageType == WebSocketMessageType.Close)
+                        return;
+                    Volatile.Write(ref _lastType, (int)received.MessageType);
+                    await socket.SendAsync(buffer.AsMemory(0, received.Count), received.MessageType, received.EndOfMessage, token);
+                }
+            }
+            catch (Exception e) when (e is OperationCanceledException or SocketException or IOException or WebSocketException)
+            {
+                // The client went away or the test is done.
+            }
+            finally
+            {
+                await stream.DisposeAsync();
+            }
+        }
     }
 
     /// <summary>message Ping { int64 sequence = 1; bytes data = 2; }: the fields of the CLI's BenchPing, declared here as any peer of the wire would.</summary>
