@@ -48,6 +48,21 @@ internal sealed class WsFrameReader(Socket socket)
         }
     }
 
+    /// <summary>Reads exactly <paramref name="count"/> bytes (an HTTP body after its head).</summary>
+    public async Task<byte[]> ReadBytesAsync(int count, TimeSpan? timeout = null)
+    {
+        using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
+        while (_end - _start < count)
+        {
+            if (!await FillAsync($"{count} bytes", cts.Token))
+                Assert.Fail($"The connection ended after {_end - _start} of {count} bytes.");
+        }
+
+        var bytes = _buffer.AsSpan(_start, count).ToArray();
+        _start += count;
+        return bytes;
+    }
+
     /// <summary>The next frame, or null when the connection ended (cleanly between frames).</summary>
     public async Task<WsWireFrame?> ReadFrameAsync(TimeSpan? timeout = null)
     {

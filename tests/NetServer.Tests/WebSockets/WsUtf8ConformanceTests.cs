@@ -4,6 +4,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Text;
 using System.Threading.Tasks;
+using NetServer.Tests.Infrastructure;
 using Xunit;
 
 namespace NetServer.Tests.WebSockets;
@@ -273,6 +274,48 @@ public sealed class WsUtf8ConformanceTests
         await using var host = WsTestHost.Start();
         var bytes = WsWire.Concat(WsWire.Frame(WsWire.Text, WsWire.Hex("41e2"), fin: false), WsWire.Frame(WsWire.Continuation, WsWire.Hex("82")));
         await host.AssertFaultAsync(bytes, 1007);
+    }
+
+    public static TheoryData<TransportKind> Transports => WsTransports.All;
+
+    [Theory]
+    [MemberData(nameof(Transports))]
+    public async Task Multi_byte_text_cut_at_random_points_in_frames_and_sends_is_valid(TransportKind kind)
+    {
+        // 1- to 4-byte characters, long ASCII runs between them (the validators' fast paths), cut
+        // into fragments and sends at random byte positions, so code points split everywhere.
+        var random = new Random(3629);
+        var pieces = new[] { "a", "plain ascii run of some length, ", "é", "ß", "€", "☃", "κόσμε", "🎉", "\U0010FFFF", "\uFFFD", "\uFDD0" };
+        var builder = new StringBuilder();
+        while (builder.Length < 200_000)
+            builder.Append(pieces[random.Next(pieces.Length)]);
+        var text = Encoding.UTF8.GetBytes(builder.ToString());
+
+        await using var host = WsTestHost.Start(kind);
+        using var client = await host.OpenAsync();
+        for (var round = 0; round < 3; round++)
+        {
+            var frames = new List<byte[]>();
+            for (var at = 0; at < text.Length;)
+            {
+                var length = Math.Min(round == 0 ? text.Length : random.Next(0, round == 1 ? 9 : 20000), text.Length - at);
+                frames.Add(WsWire.Frame(at == 0 ? WsWire.Text : WsWire.Continuation, text.AsSpan(at, length), fin: at + length == text.Length));
+                at += length;
+            }
+
+            var bytes = WsWire.Concat([.. frames]);
+            var receiving = client.ExpectMessageAsync(WsWire.Text, text);
+            for (var at = 0; at < bytes.Length;)
+            {
+                var piece = Math.Min(random.Next(1, 5000), bytes.Length - at);
+                await client.SendAsync(bytes.AsSpan(at, piece).ToArray());
+                at += piece;
+            }
+
+            await receiving;
+        }
+
+        Assert.Empty(host.Log.Errors);
     }
 
     [Fact]
