@@ -249,7 +249,16 @@ internal sealed partial class WebSocketProtocol
         switch (opcode)
         {
             case WsOpcode.Ping:
-                _hooks.OnWsPing(payload, 0, length);
+                t_answeringPing = this;
+                try
+                {
+                    _hooks.OnWsPing(payload, 0, length);
+                }
+                finally
+                {
+                    t_answeringPing = null;
+                }
+
                 return true;
             case WsOpcode.Pong:
                 _hooks.OnWsPong(payload, 0, length);
