@@ -31,16 +31,27 @@ internal sealed class WssEchoSession(WssServer server, WsServerLog log) : WssSes
 {
     public override bool OnWsConnecting(HttpRequest request, HttpResponse response) => log.OnConnecting(request, response);
 
-    public override void OnWsConnected(HttpRequest request) => log.OnConnected();
+    public override void OnWsConnected(HttpRequest request)
+    {
+        if (log.SendBufferLimit is { } limit)
+            OptionSendBufferLimit = limit;
+        log.OnConnected();
+    }
 
     public override void OnWsDisconnected() => log.OnDisconnected();
 
     public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size) =>
         log.Echo(SendTextAsync, SendBinaryAsync, type, buffer, offset, size);
 
-    public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => log.OnClose(status);
+    public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => log.OnClose(status, BytesPending);
 
-    public override void OnWsError(string error) => log.OnError(error);
+    public override void OnWsError(string error) => log.OnError(error, BytesPending);
+
+    public override void OnWsPing(byte[] buffer, long offset, long size)
+    {
+        log.OnPing(BytesPending);
+        base.OnWsPing(buffer, offset, size); // the default answer: a pong with the same payload
+    }
 
     protected override void OnReceivedRequest(HttpRequest request)
     {

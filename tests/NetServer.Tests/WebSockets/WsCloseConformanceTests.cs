@@ -67,6 +67,49 @@ public sealed class WsCloseConformanceTests
         await client.ExpectCloseAsync(1000);
     }
 
+    /// <summary>What follows a large message in the same write, and the frame the server must answer it with.</summary>
+    public static TheoryData<string> AfterLargeEcho => new() { "close", "reserved opcode", "ping" };
+
+    [Theory]
+    [MemberData(nameof(AfterLargeEcho))]
+    public async Task A_close_or_pong_is_not_lost_behind_an_echo_that_fills_the_send_queue(string after)
+    {
+        // The client reads nothing while it sends, so the 8 MiB echo waits in the server's send
+        // queue, far over its limit (64 KiB here), when the next frame is read. The answer to that
+        // frame (RFC 6455 5.5.1: a close MUST be answered; 5.5.2: a ping MUST be) may not be
+        // dropped for want of room: it follows the echo.
+        await using var host = WsTestHost.Start();
+        host.Log.SendBufferLimit = 64 * 1024;
+        var socket = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp) { ReceiveBufferSize = 4096 };
+        await socket.ConnectAsync(host.Server.Endpoint).WaitAsync(Wait.Default);
+        using var client = new WsRawClient(socket);
+        Assert.StartsWith("HTTP/1.1 101 ", await client.UpgradeAsync(), StringComparison.Ordinal);
+
+        var big = WsWire.Payload(8 * 1024 * 1024, text: false);
+        var next = after switch
+        {
+            "close" => WsWire.CloseFrame(1000),
+            "ping" => WsWire.Frame(WsWire.Ping, "still answered"u8),
+            _ => WsWire.Frame(3, []),
+        };
+        await client.SendAsync(WsWire.Concat(WsWire.Frame(WsWire.Binary, big), next));
+        await Wait.UntilAsync(() => host.Log.PendingAtControl >= 0, "the frame after the message to be read");
+        Assert.True(host.Log.PendingAtControl > 64 * 1024, $"Only {host.Log.PendingAtControl} bytes were queued: the send queue was not full.");
+        await client.ExpectMessageAsync(WsWire.Binary, big, TimeSpan.FromSeconds(30));
+        switch (after)
+        {
+            case "close":
+                await client.ExpectCloseAsync(1000);
+                break;
+            case "ping":
+                await client.ExpectMessageAsync(WsWire.Pong, "still answered"u8.ToArray());
+                break;
+            default:
+                await client.ExpectCloseAsync(1002);
+                break;
+        }
+    }
+
     /// <summary>Close payload (hex), chunk size, expected code (-1: an empty close).</summary>
     public static TheoryData<string, string, int, int> PayloadCases => new()
     {

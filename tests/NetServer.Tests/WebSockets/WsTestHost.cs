@@ -15,6 +15,7 @@ internal sealed class WsServerLog
 {
     private int _upgraded;
     private int _ended;
+    private long _pendingAtControl = -1;
 
     /// <summary>Every OnWsError(string) of every session, in order.</summary>
     public ConcurrentQueue<string> Errors { get; } = new();
@@ -28,6 +29,9 @@ internal sealed class WsServerLog
     /// <summary>Upgraded sessions that ended (OnWsDisconnected).</summary>
     public int Ended => Volatile.Read(ref _ended);
 
+    /// <summary>The sessions' OptionSendBufferLimit, set at the upgrade (null: the default).</summary>
+    public int? SendBufferLimit { get; set; }
+
     /// <summary>OnWsConnecting: null accepts every upgrade.</summary>
     public Func<HttpRequest, HttpResponse, bool>? Connecting { get; set; }
 
@@ -37,9 +41,22 @@ internal sealed class WsServerLog
 
     internal void OnDisconnected() => Interlocked.Increment(ref _ended);
 
-    internal void OnClose(int status) => Closes.Enqueue(status);
+    /// <summary>Bytes waiting in the session's send queue when it last saw a close, a fault or a ping (-1: none seen yet).</summary>
+    public long PendingAtControl => Volatile.Read(ref _pendingAtControl);
 
-    internal void OnError(string error) => Errors.Enqueue(error);
+    internal void OnClose(int status, long pending)
+    {
+        Volatile.Write(ref _pendingAtControl, pending);
+        Closes.Enqueue(status);
+    }
+
+    internal void OnError(string error, long pending)
+    {
+        Volatile.Write(ref _pendingAtControl, pending);
+        Errors.Enqueue(error);
+    }
+
+    internal void OnPing(long pending) => Volatile.Write(ref _pendingAtControl, pending);
 
     /// <summary>The echo: text back as text, binary as binary; a refused send is logged as an error.</summary>
     internal void Echo(Func<byte[], long, long, bool> sendText, Func<byte[], long, long, bool> sendBinary, WebSocketMessageType type, byte[] buffer, long offset, long size)
@@ -107,16 +124,27 @@ internal sealed class WsEchoSession(WsServer server, WsServerLog log) : WsSessio
 {
     public override bool OnWsConnecting(HttpRequest request, HttpResponse response) => log.OnConnecting(request, response);
 
-    public override void OnWsConnected(HttpRequest request) => log.OnConnected();
+    public override void OnWsConnected(HttpRequest request)
+    {
+        if (log.SendBufferLimit is { } limit)
+            OptionSendBufferLimit = limit;
+        log.OnConnected();
+    }
 
     public override void OnWsDisconnected() => log.OnDisconnected();
 
     public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size) =>
         log.Echo(SendTextAsync, SendBinaryAsync, type, buffer, offset, size);
 
-    public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => log.OnClose(status);
+    public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => log.OnClose(status, BytesPending);
 
-    public override void OnWsError(string error) => log.OnError(error);
+    public override void OnWsError(string error) => log.OnError(error, BytesPending);
+
+    public override void OnWsPing(byte[] buffer, long offset, long size)
+    {
+        log.OnPing(BytesPending);
+        base.OnWsPing(buffer, offset, size); // the default answer: a pong with the same payload
+    }
 
     protected override void OnReceivedRequest(HttpRequest request)
     {
