@@ -168,10 +168,20 @@ internal sealed partial class WebSocketProtocol
             return Fail(WsCloseStatus.ProtocolError, "A new message started before the fragmented one was finished.");
 
         var soFar = opcode == WsOpcode.Continuation ? _messageLength : 0;
-        if (header.PayloadLength > _options.MaxMessageSize - soFar)
+        var compressed = opcode == WsOpcode.Continuation ? _messageCompressed : header.Rsv1;
+        if (header.PayloadLength > (compressed ? MaxCompressedLength : _options.MaxMessageSize) - soFar)
             return Fail(WsCloseStatus.MessageTooBig, $"A message is larger than the limit ({_options.MaxMessageSize} bytes, MaxMessageSize).");
         return true;
     }
+
+    /// <summary>
+    /// The most compressed bytes a message may take. MaxMessageSize bounds the inflated message,
+    /// and deflate makes incompressible data larger (stored blocks add 5 bytes per 64 KiB, fixed
+    /// Huffman codes take up to 9 bits a byte): a message within the limit may not be refused for
+    /// its compressed size. The compressed bytes are inflated as they arrive, never held, so this
+    /// bound only keeps one message from going on forever.
+    /// </summary>
+    private long MaxCompressedLength => _options.MaxMessageSize + (_options.MaxMessageSize / 8L) + 1024;
 
     /// <summary>Takes payload bytes of the current data frame; false when the connection failed.</summary>
     private bool ReadPayload(ReadOnlySpan<byte> payload)
