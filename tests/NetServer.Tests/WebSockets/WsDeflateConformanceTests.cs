@@ -341,10 +341,30 @@ public sealed class WsDeflateConformanceTests
     }
 
     [Fact]
-    public async Task Compressed_data_announced_over_MaxMessageSize_is_refused_from_its_header()
+    public async Task An_incompressible_message_of_MaxMessageSize_passes_though_its_compressed_form_is_larger()
     {
+        // Random bytes grow when deflated (stored blocks): the limit is on the message, not its compressed form.
+        const int Limit = 64 * 1024;
+        await using var host = StartDeflate(maxMessageSize: Limit);
+        using var client = await host.OpenAsync(Offer);
+        var message = WsWire.Payload(Limit, text: false);
+        var compressed = new WsTestCompressor(false).Compress(message);
+        Assert.True(compressed.Length > Limit, $"{compressed.Length} compressed bytes");
+        await client.SendAsync(WsWire.Frame(WsWire.Binary, compressed, rsv: 4));
+        await ExpectEchoAsync(client, new WsTestInflater(true), WsWire.Binary, message);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Compressed_data_announced_far_over_MaxMessageSize_is_refused_from_its_header(bool inContinuation)
+    {
+        // Twice the limit: more than deflate's worst expansion of a message within it.
         await using var host = StartDeflate(maxMessageSize: 4096);
-        await host.AssertFaultAsync(WsWire.Frame(WsWire.Binary, [], rsv: 4, announced: 4097), 1009, fields: Offer);
+        var bytes = inContinuation
+            ? WsWire.Concat(WsWire.Frame(WsWire.Binary, [0x00], fin: false, rsv: 4), WsWire.Frame(WsWire.Continuation, [], announced: 8192))
+            : WsWire.Frame(WsWire.Binary, [], rsv: 4, announced: 8192);
+        await host.AssertFaultAsync(bytes, 1009, fields: Offer);
     }
 
     [Fact]
