@@ -94,6 +94,56 @@ public sealed class WsFramingConformanceTests
     }
 
     [Theory]
+    [InlineData(100)]
+    [InlineData(200)]
+    [InlineData(70000)]
+    public async Task A_header_arriving_one_byte_at_a_time_is_read_whole(int length)
+    {
+        // Every length form: each header byte (length bytes and mask key included) its own send, then the payload at once.
+        await using var host = WsTestHost.Start();
+        using var client = await host.OpenAsync();
+        var payload = WsWire.Payload(length, text: false);
+        var frame = WsWire.Frame(WsWire.Binary, payload);
+        var header = frame.Length - length;
+        await client.SendAsync(frame.AsSpan(0, header).ToArray(), chunk: 1);
+        await client.SendAsync(frame.AsSpan(header).ToArray());
+        await client.ExpectMessageAsync(WsWire.Binary, payload);
+    }
+
+    /// <summary>Transport, the fault, its close code: the same failure over every transport.</summary>
+    public static TheoryData<TransportKind, string, int> FaultsOverTransports
+    {
+        get
+        {
+            var data = new TheoryData<TransportKind, string, int>();
+            foreach (var kind in WsTransports.Kinds)
+            {
+                data.Add(kind, "reserved opcode", 1002);
+                data.Add(kind, "unmasked", 1002);
+                data.Add(kind, "invalid UTF-8", 1007);
+                data.Add(kind, "too big", 1009);
+            }
+
+            return data;
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(FaultsOverTransports))]
+    public async Task A_fault_closes_with_its_code_over_every_transport(TransportKind kind, string fault, int code)
+    {
+        await using var host = WsTestHost.Start(kind);
+        var bytes = fault switch
+        {
+            "reserved opcode" => WsWire.Frame(5, "x"u8),
+            "unmasked" => WsWire.Frame(WsWire.Text, "x"u8, mask: false),
+            "invalid UTF-8" => WsWire.Frame(WsWire.Text, WsWire.Hex("48c0af")),
+            _ => WsWire.Frame(WsWire.Binary, [], announced: WsOptions.DefaultMaxMessageSize + 1L),
+        };
+        await host.AssertFaultAsync(bytes, code);
+    }
+
+    [Theory]
     [InlineData(2)]
     [InlineData(8)]
     public async Task A_length_in_a_longer_form_than_needed_is_accepted(int lengthForm)

@@ -101,6 +101,50 @@ public sealed class WsPingConformanceTests
         Assert.Empty(host.Log.Errors);
     }
 
+    [Fact]
+    public async Task An_idle_peer_is_pinged_and_kept_while_it_answers()
+    {
+        // WsOptions.KeepAliveInterval: a ping after that long without receiving anything.
+        await using var host = WsTestHost.Start(configure: options =>
+        {
+            options.KeepAliveInterval = TimeSpan.FromMilliseconds(150);
+            options.KeepAliveTimeout = TimeSpan.FromMilliseconds(400);
+        });
+        using var client = await host.OpenAsync();
+        for (var i = 0; i < 3; i++)
+        {
+            var ping = await client.ReadFrameAsync(TimeSpan.FromSeconds(5));
+            Assert.True(ping is { Opcode: WsWire.Ping, Fin: true, Masked: false }, $"Expected a keep-alive ping, got {ping}");
+            await client.SendAsync(WsWire.Frame(WsWire.Pong, ping.Payload));
+        }
+
+        await client.SendAsync(WsWire.TextFrame("still connected"));
+        var echo = await client.ReadFrameAsync();
+        while (echo is { Opcode: WsWire.Ping })
+            echo = await client.ReadFrameAsync();
+        Assert.True(echo is { Opcode: WsWire.Text }, $"Expected the echo, got {echo}");
+        Assert.Equal("still connected"u8.ToArray(), echo.Payload);
+        Assert.Empty(host.Log.Errors);
+    }
+
+    [Fact]
+    public async Task An_idle_peer_that_does_not_answer_the_keep_alive_ping_is_disconnected()
+    {
+        await using var host = WsTestHost.Start(configure: options =>
+        {
+            options.KeepAliveInterval = TimeSpan.FromMilliseconds(150);
+            options.KeepAliveTimeout = TimeSpan.FromMilliseconds(300);
+        });
+        using var client = await host.OpenAsync();
+        var ping = await client.ReadFrameAsync(TimeSpan.FromSeconds(5));
+        Assert.True(ping is { Opcode: WsWire.Ping }, $"Expected a keep-alive ping, got {ping}");
+        var next = await client.ReadFrameAsync(TimeSpan.FromSeconds(5)); // no answer: the connection ends
+        Assert.True(next is null || next.Opcode == WsWire.Close, $"Expected the end of the connection, got {next}");
+        if (next is not null)
+            await client.ExpectEndAsync();
+        await Wait.UntilAsync(() => !host.Log.Errors.IsEmpty, "OnWsError for the keep-alive timeout");
+    }
+
     [Theory]
     [MemberData(nameof(Transports))]
     public async Task Pings_between_messages_are_answered_between_their_echoes(TransportKind kind)

@@ -248,6 +248,9 @@ internal sealed class WsTestHost : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await Task.Run(Server.Stop).WaitAsync(Wait.Default);
+
+        // However a WebSocket connection ended, OnWsDisconnected ran for it, once.
+        await Wait.UntilAsync(() => Log.Ended == Log.Upgraded, () => $"{Log.Upgraded} sessions upgraded, {Log.Ended} saw OnWsDisconnected");
         Server.Dispose();
         await _pool.AssertAllReturnedAsync();
     }
