@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Net.WebSockets;
@@ -87,6 +88,16 @@ public sealed class WsClientConformanceTests
         public void Dispose() => Socket.Dispose();
     }
 
+    /// <summary>Connects <paramref name="client"/> to the fake server, which accepts the upgrade (with <paramref name="fields"/>).</summary>
+    private static async Task<Peer> UpgradeAsync(FakeServer server, RecordingClient client, string fields = "")
+    {
+        var connecting = client.ConnectAsync(CancellationToken.None);
+        var peer = await server.AcceptAsync();
+        await peer.SendAsync(peer.Accepting(fields));
+        Assert.True(await connecting.WaitAsync(s_wait));
+        return peer;
+    }
+
     private static string? Field(string head, string name)
     {
         foreach (var line in head.Split("\r\n"))
@@ -120,6 +131,7 @@ public sealed class WsClientConformanceTests
 
             await peer.SendAsync(peer.Accepting());
             Assert.True(await connecting.WaitAsync(s_wait));
+            peer.Dispose(); // the server goes away, so the client's disconnect need not wait for it
             client.Disconnect();
         }
 
@@ -160,6 +172,24 @@ public sealed class WsClientConformanceTests
         Assert.NotEmpty(client.Errors);
         Assert.False(client.IsWebSocket);
         await peer.Reader.ReadToEndAsync(); // and the client closed the connection
+    }
+
+    [Theory]
+    [InlineData("HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n")]
+    [InlineData("HTTP/1.1 101 Web Socket Protocol Handshake\r\nDate: Thu, 01 Jan 2026 00:00:00 GMT\r\nServer: fake\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-accept:   {accept}  \r\n\r\n")]
+    [InlineData("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: chat\r\n\r\n")]
+    public async Task A_valid_answer_in_any_case_and_with_other_fields_is_accepted(string answer)
+    {
+        using var server = new FakeServer();
+        using var client = new RecordingClient(server.Port);
+        client.WsOptions.SubProtocols.Add("chat");
+        var connecting = client.ConnectAsync(CancellationToken.None);
+        using var peer = await server.AcceptAsync();
+        Assert.Equal("chat", Field(peer.Request, "Sec-WebSocket-Protocol"));
+        await peer.SendAsync(answer.Replace("{accept}", WsWire.Accept(peer.Key), StringComparison.Ordinal));
+        Assert.True(await connecting.WaitAsync(s_wait));
+        Assert.Equal(answer.Contains("Protocol: chat", StringComparison.Ordinal) ? "chat" : null, client.WsSubProtocol);
+        Assert.Empty(client.Errors);
     }
 
     [Fact]
@@ -246,6 +276,99 @@ public sealed class WsClientConformanceTests
         Assert.Equal(code, close.CloseCode);
         Assert.NotEmpty(client.Errors);
         Assert.Empty(await peer.Reader.ReadToEndAsync()); // then it closes, nothing more sent
+    }
+
+    [Fact]
+    public async Task A_fragmented_server_message_with_pings_between_is_delivered_whole_and_the_pings_answered()
+    {
+        using var server = new FakeServer();
+        using var client = new RecordingClient(server.Port);
+        using var peer = await UpgradeAsync(server, client);
+        var text = Encoding.UTF8.GetBytes("fragments from the server: κόσμε 🎉");
+        await peer.SendAsync(WsWire.Concat(
+            WsWire.Frame(WsWire.Text, text.AsSpan(0, 30), fin: false, mask: false),
+            WsWire.Frame(WsWire.Ping, "p1"u8, mask: false),
+            WsWire.Frame(WsWire.Continuation, text.AsSpan(30, 2), fin: false, mask: false), // splits 🎉
+            WsWire.Frame(WsWire.Continuation, text.AsSpan(32), mask: false)));
+        var pong = await peer.Reader.ReadFrameAsync();
+        Assert.True(pong is { Opcode: WsWire.Pong, Masked: true }, $"Expected the pong, got {pong}");
+        Assert.Equal("p1"u8.ToArray(), pong.Payload);
+        using var message = await client.ReceiveMessageAsync().AsTask().WaitAsync(s_wait);
+        Assert.True(message.IsText);
+        Assert.Equal(text, message.ToArray());
+        Assert.Empty(client.Errors);
+    }
+
+    [Fact]
+    public async Task A_server_frame_over_the_clients_MaxMessageSize_is_refused_with_1009()
+    {
+        using var server = new FakeServer();
+        using var client = new RecordingClient(server.Port);
+        client.WsOptions.MaxMessageSize = 1000;
+        using var peer = await UpgradeAsync(server, client);
+        await peer.SendAsync(WsWire.Frame(WsWire.Binary, [], mask: false, announced: 1001)); // the header only
+        var close = await peer.Reader.ReadFrameAsync();
+        Assert.True(close is { Opcode: WsWire.Close, CloseCode: 1009 }, $"Expected the client's close 1009, got {close}");
+        Assert.NotEmpty(client.Errors);
+    }
+
+    /// <summary>The fake server's part in a close the client starts: answer it and close TCP, answer it only, or stay silent.</summary>
+    [Theory]
+    [InlineData("answer and close")]
+    [InlineData("answer only")]
+    [InlineData("silent")]
+    public async Task A_close_the_client_starts_ends_the_connection_however_the_server_behaves(string server)
+    {
+        using var fake = new FakeServer();
+        using var client = new RecordingClient(fake.Port);
+        client.WsOptions.CloseTimeout = TimeSpan.FromMilliseconds(300);
+        using var peer = await UpgradeAsync(fake, client);
+        Assert.True(client.Close(1000, "bye"));
+        var close = await peer.Reader.ReadFrameAsync();
+        Assert.True(close is { Opcode: WsWire.Close, CloseCode: 1000, Masked: true }, $"Expected the client's close, got {close}");
+        Assert.Equal("bye", close.CloseReason);
+        if (server != "silent")
+            await peer.SendAsync(WsWire.Frame(WsWire.Close, WsWire.ClosePayload(1000, []), mask: false));
+        if (server == "answer and close")
+            peer.Socket.Shutdown(SocketShutdown.Send);
+
+        // The client closes its side: at once after the server's close, or after its CloseTimeout.
+        Assert.Empty(await peer.Reader.ReadToEndAsync());
+        await Wait.UntilAsync(() => !client.IsConnected, "the client to disconnect");
+        if (server == "silent")
+            Assert.NotEmpty(client.Errors); // the server never answered the close: OnWsError says so
+        else
+            Assert.Empty(client.Errors);     // a server that answers but keeps TCP open is no error
+    }
+
+    [Theory]
+    [InlineData("permessage-deflate")]
+    [InlineData("permessage-deflate; server_no_context_takeover; client_no_context_takeover")]
+    public async Task Compressed_messages_go_both_ways_with_an_independent_deflate_peer(string answer)
+    {
+        // The fake server compresses with DeflateStream and inflates the client's frames with it.
+        using var server = new FakeServer();
+        using var client = new RecordingClient(server.Port);
+        client.WsOptions.Deflate = new WsDeflateOptions();
+        using var peer = await UpgradeAsync(server, client, $"Sec-WebSocket-Extensions: {answer}\r\n");
+        Assert.True(client.IsWsCompressed);
+        var takeover = !answer.Contains("no_context", StringComparison.Ordinal);
+        using var compressor = new WsTestCompressor(takeover);
+        using var inflater = new WsTestInflater(takeover);
+        for (var i = 0; i < 6; i++)
+        {
+            var text = Encoding.UTF8.GetBytes(string.Concat(Enumerable.Repeat($"message {i} κόσμε, ", 20 + (i * 300))));
+            await peer.SendAsync(WsWire.Frame(WsWire.Text, compressor.Compress(text), rsv: 4, mask: false));
+            using (var message = await client.ReceiveMessageAsync().AsTask().WaitAsync(s_wait))
+                Assert.Equal(text, message.ToArray());
+
+            Assert.True(client.SendTextAsync(text));
+            var frame = await peer.Reader.ReadFrameAsync();
+            Assert.True(frame is { Opcode: WsWire.Text, Rsv: 4, Masked: true }, $"Expected a compressed masked text frame, got {frame}");
+            Assert.Equal(text, inflater.Inflate(frame.Payload));
+        }
+
+        Assert.Empty(client.Errors);
     }
 
     [Fact]

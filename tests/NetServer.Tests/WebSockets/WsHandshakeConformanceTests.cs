@@ -71,6 +71,19 @@ public sealed class WsHandshakeConformanceTests
         await client.ExpectMessageAsync(WsWire.Pong, "after 101"u8.ToArray());
     }
 
+    [Fact]
+    public async Task The_101_carries_the_chosen_subprotocol_and_extension_in_that_order_and_nothing_else()
+    {
+        await using var host = WsTestHost.Start(configure: options =>
+        {
+            options.SubProtocols.Add("chat");
+            options.Deflate = new WsDeflateOptions();
+        });
+        using var client = new WsRawClient(await host.ConnectRawAsync());
+        var head = await client.UpgradeAsync("Sec-WebSocket-Protocol: other, chat\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n");
+        Assert.Equal(Exact101.Replace("\r\n\r\n", "\r\nSec-WebSocket-Protocol: chat\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n", StringComparison.Ordinal), head);
+    }
+
     [Theory]
     [InlineData("Upgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n")]
     [InlineData("upgrade: websocket\r\nconnection: upgrade\r\n")]
@@ -80,7 +93,7 @@ public sealed class WsHandshakeConformanceTests
         await using var host = WsTestHost.Start();
         using var client = new WsRawClient(await host.ConnectRawAsync());
         var key = Convert.ToBase64String(Guid.NewGuid().ToByteArray());
-        var response = await ExchangeAsync(client, $"GET / HTTP/1.1\r\nHost: x\r\n{fields}Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        var response = await ExchangeAsync(client, $"GET / HTTP/1.1\r\nHost: x\r\n{fields}Sec-WebSocket-Key:  {key} \r\nSec-WebSocket-Version: 13\r\n\r\n");
         Assert.Equal(101, response.Status);
         Assert.Equal(WsWire.Accept(key), Field(response.Head, "Sec-WebSocket-Accept"));
     }

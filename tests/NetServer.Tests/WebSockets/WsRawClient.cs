@@ -83,11 +83,19 @@ internal sealed class WsRawClient(Socket socket) : IDisposable
         return frame;
     }
 
-    /// <summary>The server closes the TCP connection next, with nothing more sent.</summary>
+    /// <summary>The server closes the TCP connection next, with nothing more sent; then this side ends too, as a client does.</summary>
     public async Task ExpectEndAsync(TimeSpan? timeout = null)
     {
         var rest = await Reader.ReadToEndAsync(timeout);
         Assert.True(rest.Length == 0, $"{rest.Length} more bytes came before the connection closed: {(WsWire.TryParse(rest, out _) is { } next ? next.ToString() : "a partial frame")}");
+        try
+        {
+            Socket.Shutdown(SocketShutdown.Send);
+        }
+        catch (SocketException)
+        {
+            // Reset by the server already: nothing to end.
+        }
     }
 
     /// <summary>Compares bytes without printing megabytes when they differ.</summary>
