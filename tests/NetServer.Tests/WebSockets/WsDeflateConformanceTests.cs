@@ -69,6 +69,9 @@ public sealed class WsDeflateConformanceTests
         { "default", "permessage-deflate; client_max_window_bits=16", "-" },
         { "default", "x-webkit-deflate-frame", "-" },
         { "default", "foo, permessage-deflate", "permessage-deflate" },
+        { "default", "permessage-deflate; client_max_window_bits=\"10\"", "permessage-deflate; client_max_window_bits=10" }, // quoted (RFC 7692 5.2)
+        { "default", "x-foo\r\nSec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover", "permessage-deflate; server_no_context_takeover" }, // a second line
+        { "default", "permessage-deflate; client_max_window_bits=010", "-" },       // leading zero
         { "server-no-takeover", "permessage-deflate", "permessage-deflate; server_no_context_takeover" },
         { "client-no-takeover", "permessage-deflate", "permessage-deflate; client_no_context_takeover" },
         { "off", "permessage-deflate", "-" },
