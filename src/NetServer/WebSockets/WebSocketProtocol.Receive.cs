@@ -31,6 +31,7 @@ internal sealed partial class WebSocketProtocol
         if (connection is null || (Volatile.Read(ref _closeState) & (int)(CloseFlags.CloseReceived | CloseFlags.Failed)) != 0)
             return data.Length; // after the peer's close (or a failure) nothing more is read as WebSocket
         _heard = true;
+        _deadline.Heard(_options.KeepAliveInterval);
         var consumed = 0;
         try
         {
