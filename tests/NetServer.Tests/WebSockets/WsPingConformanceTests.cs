@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Linq;
 using System.Text;
 using System.Threading.Tasks;
@@ -111,11 +112,18 @@ public sealed class WsPingConformanceTests
             options.KeepAliveTimeout = TimeSpan.FromSeconds(3); // generous: a slow answer on a loaded machine is not the subject
         });
         using var client = await host.OpenAsync();
+        var answered = Stopwatch.StartNew();
         for (var i = 0; i < 3; i++)
         {
             var ping = await client.ReadFrameAsync(TimeSpan.FromSeconds(5));
             Assert.True(ping is { Opcode: WsWire.Ping, Fin: true, Masked: false }, $"Expected a keep-alive ping, got {ping}");
+
+            // After an answer the next ping is due an interval (two at most: the clock looks once per
+            // interval) after the last bytes received, not after the whole KeepAliveTimeout.
+            if (i > 0)
+                Assert.True(answered.Elapsed < TimeSpan.FromSeconds(1.5), $"The next ping came {answered.ElapsedMilliseconds} ms after the pong (interval 150 ms).");
             await client.SendAsync(WsWire.Frame(WsWire.Pong, ping.Payload));
+            answered.Restart();
         }
 
         await client.SendAsync(WsWire.TextFrame("still connected"));
