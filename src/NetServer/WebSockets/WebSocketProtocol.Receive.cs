@@ -260,6 +260,7 @@ internal sealed partial class WebSocketProtocol
         switch (opcode)
         {
             case WsOpcode.Ping:
+                var outer = t_answeringPing; // another connection's OnWsPing may run this delivery (a client connected from the hook)
                 t_answeringPing = this;
                 try
                 {
@@ -267,7 +268,7 @@ internal sealed partial class WebSocketProtocol
                 }
                 finally
                 {
-                    t_answeringPing = null;
+                    t_answeringPing = outer;
                 }
 
                 return true;
