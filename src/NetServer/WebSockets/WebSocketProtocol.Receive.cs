@@ -260,7 +260,7 @@ internal sealed partial class WebSocketProtocol
         switch (opcode)
         {
             case WsOpcode.Ping:
-                var outer = t_answeringPing; // another connection's OnWsPing may run this delivery (a client connected from the hook)
+                var outer = t_answeringPing; // restored, not cleared, should deliveries ever nest on a thread
                 t_answeringPing = this;
                 try
                 {
