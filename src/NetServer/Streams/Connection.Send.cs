@@ -149,14 +149,15 @@ internal sealed partial class Connection
     /// Sends a <see cref="SendWriter"/>'s message as one unit: its chunks are linked into the queue
     /// (or sent from) as they are, except a small message into a busy queue, which is copied into
     /// the queue's current chunk. The writer keeps the chunks the queue did not take.
+    /// <paramref name="pastLimit"/>: admitted past the send limit too, though never ahead of parked senders.
     /// </summary>
-    public SendStatus SendWritten(SendWriter writer)
+    public SendStatus SendWritten(SendWriter writer, bool pastLimit = false)
     {
         var length = writer.WrittenCount;
         Route route;
         lock (_sendLock)
         {
-            var status = AdmitLocked(length, null, SendMode.Direct, out route, out _);
+            var status = AdmitLocked(length, null, SendMode.Direct, out route, out _, pastLimit);
             if (status != SendStatus.Accepted)
                 return status;
             if (route != Route.Direct)
@@ -214,13 +215,13 @@ internal sealed partial class Connection
     /// Checks the state and the limit, accounts <paramref name="length"/> bytes and decides their
     /// <paramref name="route"/>; taking the flusher role when the queue is idle.
     /// </summary>
-    private SendStatus AdmitLocked(long length, SendWaiter? waiter, SendMode mode, out Route route, out long watermark)
+    private SendStatus AdmitLocked(long length, SendWaiter? waiter, SendMode mode, out Route route, out long watermark, bool pastLimit = false)
     {
         route = Route.Queued;
         watermark = 0;
         if (Volatile.Read(ref _state) != StateOpen)
             return SendStatus.Closed;
-        if (!HasRoomLocked(length))
+        if (!HasRoomLocked(length) && !(pastLimit && _waiters?.HasWaiting() != true))
         {
             if (waiter is null)
                 return SendStatus.Full;

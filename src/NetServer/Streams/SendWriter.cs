@@ -133,7 +133,17 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
     /// memory is sent or returned; dispose the writer to reuse it. (A session's override of
     /// <c>SendAsync</c> does not see writer messages.)
     /// </summary>
-    public bool Commit()
+    public bool Commit() => CommitCore(pastLimit: false);
+
+    /// <summary>
+    /// As <see cref="Commit"/>, and admitted past <c>OptionSendBufferLimit</c> when it does not
+    /// fit (never ahead of parked senders): for a protocol's small replies that may not be dropped
+    /// for want of room (a WebSocket close frame, the pong that answers a ping). Bounded by their
+    /// protocol: sent while answering a delivery, they make receiving pause at the high-water mark.
+    /// </summary>
+    internal bool CommitPastLimit() => CommitCore(pastLimit: true);
+
+    private bool CommitCore(bool pastLimit)
     {
         EnsureActive();
         _owner!.FlushProtocolHeld(); // what the protocol holds back from this thread was sent before this message
@@ -142,7 +152,7 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
         {
             if (connection is null || _written == 0)
                 return connection is not null && connection.IsOpen;
-            var status = connection.SendWritten(this);
+            var status = connection.SendWritten(this, pastLimit);
             if (status == SendStatus.Full)
                 connection.ReportSendRefused();
             return status == SendStatus.Accepted;

@@ -132,8 +132,9 @@ internal sealed partial class WebSocketProtocol
                     return;
                 }
 
-                Send(WsOpcode.Ping, ReadOnlySpan<byte>.Empty);
+                // Armed before the ping goes: an answer that comes at once must find the wait for it.
                 _deadline.ArmPong(_options.KeepAliveTimeout);
+                Send(WsOpcode.Ping, ReadOnlySpan<byte>.Empty);
                 return;
             case WsDeadlineKind.Pong:
                 if (_heard)

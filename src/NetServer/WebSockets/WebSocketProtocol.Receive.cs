@@ -31,6 +31,7 @@ internal sealed partial class WebSocketProtocol
         if (connection is null || (Volatile.Read(ref _closeState) & (int)(CloseFlags.CloseReceived | CloseFlags.Failed)) != 0)
             return data.Length; // after the peer's close (or a failure) nothing more is read as WebSocket
         _heard = true;
+        _deadline.Heard(_options.KeepAliveInterval);
         var consumed = 0;
         try
         {
@@ -168,10 +169,20 @@ internal sealed partial class WebSocketProtocol
             return Fail(WsCloseStatus.ProtocolError, "A new message started before the fragmented one was finished.");
 
         var soFar = opcode == WsOpcode.Continuation ? _messageLength : 0;
-        if (header.PayloadLength > _options.MaxMessageSize - soFar)
+        var compressed = opcode == WsOpcode.Continuation ? _messageCompressed : header.Rsv1;
+        if (header.PayloadLength > (compressed ? MaxCompressedLength : _options.MaxMessageSize) - soFar)
             return Fail(WsCloseStatus.MessageTooBig, $"A message is larger than the limit ({_options.MaxMessageSize} bytes, MaxMessageSize).");
         return true;
     }
+
+    /// <summary>
+    /// The most compressed bytes a message may take. MaxMessageSize bounds the inflated message,
+    /// and deflate makes incompressible data larger (stored blocks add 5 bytes per 64 KiB, fixed
+    /// Huffman codes take up to 9 bits a byte): a message within the limit may not be refused for
+    /// its compressed size. The compressed bytes are inflated as they arrive, never held, so this
+    /// bound only keeps one message from going on forever.
+    /// </summary>
+    private long MaxCompressedLength => _options.MaxMessageSize + (_options.MaxMessageSize / 8L) + 1024;
 
     /// <summary>Takes payload bytes of the current data frame; false when the connection failed.</summary>
     private bool ReadPayload(ReadOnlySpan<byte> payload)
@@ -249,7 +260,17 @@ internal sealed partial class WebSocketProtocol
         switch (opcode)
         {
             case WsOpcode.Ping:
-                _hooks.OnWsPing(payload, 0, length);
+                var outer = t_answeringPing; // restored, not cleared, should deliveries ever nest on a thread
+                t_answeringPing = this;
+                try
+                {
+                    _hooks.OnWsPing(payload, 0, length);
+                }
+                finally
+                {
+                    t_answeringPing = outer;
+                }
+
                 return true;
             case WsOpcode.Pong:
                 _hooks.OnWsPong(payload, 0, length);

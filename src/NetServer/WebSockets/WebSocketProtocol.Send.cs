@@ -18,6 +18,9 @@ internal sealed partial class WebSocketProtocol
     // size up to which a writer's message is copied into a busy queue anyway.
     private const int StackFrameLimit = SendWriter.SmallMessage;
 
+    [ThreadStatic]
+    private static WebSocketProtocol? t_answeringPing; // the protocol whose OnWsPing runs on this thread
+
     private bool _sendingFragmented;          // a message sent in parts is open: the next data frame continues it
     private WebSocketMessageType _fragmentType;
 
@@ -44,8 +47,16 @@ internal sealed partial class WebSocketProtocol
 
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);
         WriteFrame(writer, opcode, fin: true, rsv1: false, payload);
-        return writer.Commit();
+        return Commit(writer, opcode);
     }
+
+    /// <summary>
+    /// Commits a frame. The pong that answers a ping (sent from OnWsPing, during the delivery) may
+    /// go past the send limit: RFC 6455 5.5.2 says it MUST be sent, and a peer that floods pings
+    /// without reading is stopped by the high-water mark, which pauses receiving after the delivery.
+    /// </summary>
+    private bool Commit(SendWriter writer, WsOpcode opcode) =>
+        opcode == WsOpcode.Pong && ReferenceEquals(t_answeringPing, this) ? writer.CommitPastLimit() : writer.Commit();
 
     /// <summary>As <see cref="Send(WsOpcode, ReadOnlySpan{byte})"/> for <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/>.</summary>
     public bool Send(WsOpcode opcode, byte[] buffer, long offset, long size)
@@ -94,7 +105,7 @@ internal sealed partial class WebSocketProtocol
         if (masked)
             WsMask.Apply(payload, key, 0);
         writer.Advance(header + length);
-        return writer.Commit() ? length : -1;
+        return Commit(writer, opcode) ? length : -1;
     }
 
     /// <summary>
@@ -157,9 +168,11 @@ internal sealed partial class WebSocketProtocol
             length = 2 + reason.Length;
         }
 
+        // One close frame per connection, and it may not be lost behind a full send queue (an echo
+        // of a large message, say): the peer waits for it (RFC 6455 5.5.1). So it goes past the limit.
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + length);
         WriteFrame(writer, WsOpcode.Close, fin: true, rsv1: false, payload.Slice(0, length));
-        return writer.Commit();
+        return writer.CommitPastLimit();
     }
 
     /// <summary>Frames may be sent: upgraded, connected, and (for data, pings and pongs) no close sent yet.</summary>

@@ -5,7 +5,7 @@ using NetServer.WebSockets;
 namespace NetServer;
 
 /// <summary>
-/// A WebSocket client (over TCP; a Unix socket endpoint works too): every connect performs the opening handshake (RFC 6455), then
+/// A WebSocket client over TCP or a Unix domain socket: every connect performs the opening handshake (RFC 6455), then
 /// messages flow both ways. Override the <c>OnWs*</c> hooks (<see cref="OnWsReceived(byte[], long, long)"/>
 /// for messages), or leave the receive hooks alone and await messages with
 /// <see cref="ReceiveMessageAsync"/>. Send with <c>SendText</c>, <c>SendBinary</c> and their

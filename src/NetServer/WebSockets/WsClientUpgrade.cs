@@ -5,7 +5,7 @@ namespace NetServer.WebSockets;
 
 /// <summary>
 /// The client side of the opening handshake (RFC 6455 4.1), for any HTTP client (<see cref="WsClient"/>
-/// over TCP or Unix sockets, <c>WssClient</c> over TLS): on every connect, sends the upgrade request
+/// over TCP, <c>WssClient</c> over TLS): on every connect, sends the upgrade request
 /// (the application's, completed with the fields it left out), checks the server's answer as the RFC
 /// asks of a client, and hands the connection to the WebSocket protocol. Blocking and awaiting
 /// connects wait here for the outcome.

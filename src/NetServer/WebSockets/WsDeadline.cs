@@ -26,6 +26,16 @@ internal sealed class WsDeadline(WebSocketProtocol owner) : TimerEntry
 
     public void ArmPong(TimeSpan timeout) => Arm(WsDeadlineKind.Pong, timeout);
 
+    /// <summary>
+    /// Bytes arrived: a keep-alive ping waiting for its answer has one, so the next ping is due an
+    /// interval from now rather than when the whole pong timeout ends.
+    /// </summary>
+    public void Heard(TimeSpan keepAliveInterval)
+    {
+        if (_kind == WsDeadlineKind.Pong)
+            Arm(WsDeadlineKind.KeepAlive, keepAliveInterval);
+    }
+
     /// <summary>The close wait replaces any keep-alive deadline: a closing connection pings no more.</summary>
     public void ArmClose(TimeSpan timeout) => Arm(WsDeadlineKind.Close, timeout);
 

@@ -23,7 +23,8 @@ public sealed class WsOptions
     /// <summary>
     /// The largest message accepted, in bytes (after decompression with permessage-deflate). A
     /// frame that would take a message past it closes the connection with 1009 (message too big)
-    /// before any of its payload is buffered. Default 16 MiB; at most 2 GiB - 1.
+    /// before any of its payload is buffered (compressed data may exceed it by deflate's expansion of
+    /// incompressible bytes: an eighth and 1 KiB). Default 16 MiB; at most 2 GiB - 1.
     /// </summary>
     public int MaxMessageSize
     {

@@ -5,7 +5,7 @@ namespace NetServer.WebSockets;
 
 /// <summary>
 /// The server side of the opening handshake (RFC 6455 4.2), for any HTTP session (<see cref="WsSession"/>
-/// over TCP or Unix sockets, <c>WssSession</c> over TLS): checks an upgrade request, negotiates the
+/// over TCP, <c>WssSession</c> over TLS): checks an upgrade request, negotiates the
 /// subprotocol and permessage-deflate, lets the application add fields or refuse, answers 101 and
 /// hands the connection to the WebSocket protocol. Requests without "Upgrade: websocket" stay HTTP.
 /// </summary>

@@ -5,7 +5,7 @@ using NetServer.WebSockets;
 namespace NetServer;
 
 /// <summary>
-/// One connection of a WsServer (over TCP or Unix sockets): plain HTTP until the client asks for a WebSocket (a GET with
+/// One connection of a WsServer (over TCP or a Unix domain socket): plain HTTP until the client asks for a WebSocket (a GET with
 /// "Upgrade: websocket"), then WebSocket frames (RFC 6455). Override the <c>OnWs*</c> hooks
 /// (<see cref="OnWsReceived(byte[], long, long)"/> for messages) and send with <c>SendText</c>,
 /// <c>SendBinary</c> and their <c>Async</c> forms; other requests reach the HTTP hooks (and the
