@@ -97,7 +97,8 @@ internal sealed partial class Connection
     /// does not make a syscall per session per message, and messages that pile up while the flusher
     /// is scheduled go out together.
     /// </summary>
-    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, SendMode mode, out long watermark)
+    /// <paramref name="pastLimit"/>: admitted past the send limit too (a frame a protocol must not lose), though never ahead of parked senders.
+    public SendStatus Send(ReadOnlySpan<byte> data, SharedBuffer? shared, SendWaiter? waiter, SendMode mode, out long watermark, bool pastLimit = false)
     {
         if (data.IsEmpty)
             return EmptySend(out watermark);
@@ -105,7 +106,7 @@ internal sealed partial class Connection
         Route route;
         lock (_sendLock)
         {
-            var status = AdmitLocked(data.Length, waiter, mode, out route, out watermark);
+            var status = AdmitLocked(data.Length, waiter, mode, out route, out watermark, pastLimit);
             if (status != SendStatus.Accepted)
                 return status;
             if (route != Route.Direct)

@@ -42,7 +42,7 @@ internal sealed partial class WebSocketProtocol
                 payload.CopyTo(body);
             else
                 WsMask.CopyMasked(payload, body, key, 0);
-            return SendFrame(connection, frame.Slice(0, header + payload.Length));
+            return SendFrame(connection, frame.Slice(0, header + payload.Length), IsAnsweringPing(opcode));
         }
 
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);
@@ -55,8 +55,9 @@ internal sealed partial class WebSocketProtocol
     /// go past the send limit: RFC 6455 5.5.2 says it MUST be sent, and a peer that floods pings
     /// without reading is stopped by the high-water mark, which pauses receiving after the delivery.
     /// </summary>
-    private bool Commit(SendWriter writer, WsOpcode opcode) =>
-        opcode == WsOpcode.Pong && ReferenceEquals(t_answeringPing, this) ? writer.CommitPastLimit() : writer.Commit();
+    private bool Commit(SendWriter writer, WsOpcode opcode) => IsAnsweringPing(opcode) ? writer.CommitPastLimit() : writer.Commit();
+
+    private bool IsAnsweringPing(WsOpcode opcode) => opcode == WsOpcode.Pong && ReferenceEquals(t_answeringPing, this);
 
     /// <summary>As <see cref="Send(WsOpcode, ReadOnlySpan{byte})"/> for <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/>.</summary>
     public bool Send(WsOpcode opcode, byte[] buffer, long offset, long size)
@@ -92,7 +93,7 @@ internal sealed partial class WebSocketProtocol
             TextEncoding.Encode(text, encoded);
             if (!_isServer)
                 WsMask.Apply(encoded, frameKey, 0);
-            return SendFrame(connection, frame.Slice(0, headerLength + length)) ? length : -1;
+            return SendFrame(connection, frame.Slice(0, headerLength + length), IsAnsweringPing(opcode)) ? length : -1;
         }
 
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + length);
@@ -192,14 +193,15 @@ internal sealed partial class WebSocketProtocol
 
     /// <summary>
     /// Hands a frame built on the stack to the engine as one unit, as a writer's commit does (and,
-    /// like it, not through an override of the connection's <c>SendAsync</c>): false when not
-    /// connected or refused by the send limit (OnError says <c>NoBufferSpaceAvailable</c>).
+    /// like it, not through an override of the connection's <c>SendAsync</c>, and past the limit for
+    /// a pong answering a ping): false when not connected or refused by the send limit (OnError says
+    /// <c>NoBufferSpaceAvailable</c>).
     /// </summary>
-    private static bool SendFrame(StreamConnection connection, ReadOnlySpan<byte> frame)
+    private static bool SendFrame(StreamConnection connection, ReadOnlySpan<byte> frame, bool pastLimit)
     {
         if (connection.CurrentConnection is not { } engine)
             return false;
-        var status = engine.Send(frame, shared: null, waiter: null, out _);
+        var status = engine.Send(frame, shared: null, waiter: null, SendMode.Direct, out _, pastLimit);
         if (status == SendStatus.Full)
             engine.ReportSendRefused();
         return status == SendStatus.Accepted;
