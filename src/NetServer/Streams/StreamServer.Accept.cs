@@ -18,6 +18,8 @@ public abstract partial class StreamServer<TSession>
     private int _starting;                             // set-ups queued or running
     private WaitPoint _startsWait;                     // Stop waits here for _starting to reach 0
     private TaskCompletionSource<bool>? _startsDrained; // ... and StopAsync here
+    private int _sessionsFinishing;                    // sessions out of Sessions whose OnDisconnected hooks still run
+    private WaitPoint _finishingWait;                  // Stop waits here for _sessionsFinishing to reach 0
 
 
     private async Task AcceptLoopAsync(Socket listener, int generation)

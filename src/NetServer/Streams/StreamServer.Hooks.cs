@@ -57,20 +57,32 @@ public abstract partial class StreamServer<TSession>
     void ISessionHost.SessionDisconnected(StreamSession session)
     {
         var typed = (TSession)session;
-        if (Sessions.TryRemove(typed.Id, out _))
-            _connectedSessions.Decrement();
-        _registry.Remove(typed, forever: true);
-        SessionLeft();
 
-        CallbackScope.Enter();
+        // Counted before the session leaves Sessions: a Stop that no longer finds it there waits
+        // for its hooks through this count instead.
+        Interlocked.Increment(ref _sessionsFinishing);
         try
         {
-            typed.RaiseDisconnected(typed.DisconnectReason);
-            OnDisconnected(typed);
+            if (Sessions.TryRemove(typed.Id, out _))
+                _connectedSessions.Decrement();
+            _registry.Remove(typed, forever: true);
+            SessionLeft();
+
+            CallbackScope.Enter();
+            try
+            {
+                typed.RaiseDisconnected(typed.DisconnectReason);
+                OnDisconnected(typed);
+            }
+            finally
+            {
+                CallbackScope.Exit();
+            }
         }
         finally
         {
-            CallbackScope.Exit();
+            if (Interlocked.Decrement(ref _sessionsFinishing) == 0)
+                _finishingWait.PulseAll();
         }
     }
 

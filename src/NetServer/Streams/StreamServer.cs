@@ -221,6 +221,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             }
         }
 
+        WaitForFinishingSessions(deadline);
         EndStop();
         return true;
     }
@@ -243,6 +244,12 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
 
             await Task.WhenAll(waits).ConfigureAwait(false);
         }
+
+        // A session that left Sessions before the loops above looked may still be in its hooks
+        // (rare and short: polled rather than given a completion source of its own).
+        var deadline = DateTime.UtcNow + StreamConnection.BlockingWaitTimeout;
+        while (Volatile.Read(ref _sessionsFinishing) != 0 && !CallbackScope.IsActive && DateTime.UtcNow < deadline)
+            await Task.Delay(1).ConfigureAwait(false);
 
         EndStop();
         return true;
@@ -303,7 +310,20 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
                 break;
         }
 
+        WaitForFinishingSessions(deadline);
         return true;
+    }
+
+    /// <summary>
+    /// Outside a hook, blocks until no session is between leaving <see cref="Sessions"/> and the
+    /// end of its OnDisconnected hooks (one that left before a stop looked for it), or the deadline.
+    /// </summary>
+    private void WaitForFinishingSessions(DateTime deadline)
+    {
+        if (CallbackScope.IsActive)
+            return;
+        var left = deadline - DateTime.UtcNow;
+        _finishingWait.WaitUntil(this, static s => Volatile.Read(ref s._sessionsFinishing) == 0, left > TimeSpan.Zero ? left : TimeSpan.Zero);
     }
 
     /// <summary>The session with the given id, or null if it is not connected.</summary>
