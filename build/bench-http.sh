@@ -8,13 +8,18 @@
 #   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running, alone
 #   ROUNDS=5 SECONDS_PER_RUN=10 CONNECTIONS="1 100" DEPTH=16 SCENARIOS="get pipeline trace" THREADS=1
 #   HTTPS=1                                  both servers over TLS (certs/server.pfx)
+#   BASELINE=DIR                             adds "baseline": the http server of another netserver-bench
+#                                            build (DIR holds its netserver-bench), for a before/after
+#                                            of a library change with the same wrk runs
 # Scenarios: get (one request in flight per connection), pipeline (DEPTH requests written at once
 # per connection: benchmarks/wrk/pipeline.lua), trace (TRACE with an empty body, one in flight:
 # benchmarks/wrk/trace.lua). Every run's line starts with the load average before it. Figures:
 # requests/s, p99 latency (wrk's --latency), and for the servers started here the bytes the server
 # allocated per request during the run (kestrel-reference's --stats lines, netserver-bench's
-# progress lines: the same words; the first second of a run is left out); with both, the ratio
-# ours / Kestrel of the median requests/s. wrk comes from build/install-tools.sh.
+# progress lines: the same words; the first second of a run is left out) and the server process's
+# CPU time (user + system, /proc/PID/stat) per request, which other work on the machine disturbs
+# less than the rate; with both, the ratio ours / Kestrel of the median requests/s and the median of
+# the rounds' ratios (each round's runs are seconds apart). wrk comes from build/install-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-3}"
@@ -24,6 +29,7 @@ depth="${DEPTH:-16}"
 scenarios="${SCENARIOS:-get pipeline trace}"
 threads="${THREADS:-1}"
 servers="${SERVERS:-kestrel ours}"
+[ -z "${BASELINE:-}" ] || servers="$servers baseline"
 command -v wrk > /dev/null || { echo "bench-http: wrk is missing (build/install-tools.sh installs it)" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
@@ -34,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-declare -A url stats
+declare -A url stats pid_of
 if [ -n "${1:-}" ]; then
   servers=given
   url[given]="$1"
@@ -48,14 +54,22 @@ start() {
     kestrel)
       dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
       benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats ${HTTPS:+--https} > "$work/$name.out" 2> "$work/$name.stats" & ;;
-    ours)
-      dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+    ours | baseline)
+      local binary=benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench certs=()
+      if [ "$name" = ours ]; then
+        dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+      else
+        # Another build finds no certs/ above its own folder: name ours.
+        binary="$BASELINE/netserver-bench"
+        [ -z "${HTTPS:-}" ] || certs=(--certs "$PWD/certs")
+      fi
       # -z: a server with -z 0 stops when its stdin ends, and a background job's stdin is empty.
-      benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench "http${HTTPS:+s}" --role server --port 0 -z 1000000 \
+      "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" \
         > "$work/$name.out" 2> "$work/$name.stats" & ;;
-    *) echo "bench-http: unknown server $name (kestrel, ours)" >&2; exit 2 ;;
+    *) echo "bench-http: unknown server $name (kestrel, ours, baseline)" >&2; exit 2 ;;
   esac
   pids+=($!)
+  pid_of[$name]=$!
   for _ in $(seq 200); do
     line=$(sed -n -e 's/^listening on //p' -e "s|^Server listening on \([^;]*\);.*|http${HTTPS:+s}://\1|p" "$work/$name.out")
     [ -n "$line" ] && break
@@ -67,6 +81,10 @@ start() {
   echo "Server: $name at ${url[$name]} (pid $!)"
 }
 [ -n "${1:-}" ] || for server in $servers; do start "$server"; done
+
+# CPU time (user + system) of server $1 so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${pid_of[$1]}/stat"; }
+ticks_per_second=$(getconf CLK_TCK)
 
 # wrk's latency with its unit, in microseconds.
 micros() { awk '{ v = $1 + 0; u = $1; sub(/^[0-9.]+/, "", u); f = (u == "s") ? 1e6 : (u == "ms") ? 1e3 : 1; printf "%.0f\n", v * f }'; }
@@ -99,15 +117,24 @@ run() { # server scenario connections seconds -> wrk's output
 echo "Warm-up: 2 s of each scenario with 100 connections"
 for server in $servers; do for scenario in $scenarios; do run "$server" "$scenario" 100 2 > /dev/null; done; done
 
-declare -A rps p99 bpr
+declare -A rps p99 bpr cpu ratios
 for round in $(seq "$rounds"); do
   for scenario in $scenarios; do
     for c in $connections; do
+      declare -A this_round=()
       for server in $servers; do
         load=$(cut -d' ' -f1 /proc/loadavg)
         before=0
         [ -z "${stats[$server]:-}" ] || before=$(wc -l < "${stats[$server]}")
+        ticks0=0
+        [ -z "${pid_of[$server]:-}" ] || ticks0=$(cpu_ticks "$server")
         out=$(run "$server" "$scenario" "$c" "$seconds")
+        cpu_ns="-"
+        if [ -n "${pid_of[$server]:-}" ]; then
+          ticks1=$(cpu_ticks "$server")
+          total=$(echo "$out" | awk '$2 == "requests" && $3 == "in" { print $1 }')
+          cpu_ns=$(awk -v t="$((ticks1 - ticks0))" -v hz="$ticks_per_second" -v n="${total:-0}" 'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e9 / n; else print "?" }')
+        fi
         allocated="-"
         if [ -n "${stats[$server]:-}" ]; then sleep 1.2; allocated=$(allocated_per_request "$server" "$before"); fi
         requests=$(echo "$out" | awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }')
@@ -116,22 +143,28 @@ for round in $(seq "$rounds"); do
         [ "$latency" != 0 ] || latency="n/a"
         errors=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr -s ' ' | tr '\n' ' ' || true)
         key="$server $scenario c=$c"
-        rps[$key]+="$requests "; p99[$key]+="$latency "; bpr[$key]+="$allocated "
-        printf 'round %s (load %s): %-7s %-14s %10s req/s  p99 %11s  %6s B/req %s\n' "$round" "$load" "$server" "$scenario c=$c" \
-          "$requests" "${latency/%[0-9]/& us}" "$allocated" "$errors"
+        rps[$key]+="$requests "; p99[$key]+="$latency "; bpr[$key]+="$allocated "; cpu[$key]+="$cpu_ns "
+        this_round[$server]="$requests"
+        printf 'round %s (load %s): %-8s %-14s %10s req/s  p99 %11s  %6s B/req  CPU %5s ns/req %s\n' "$round" "$load" "$server" "$scenario c=$c" \
+          "$requests" "${latency/%[0-9]/& us}" "$allocated" "$cpu_ns" "$errors"
+      done
+      k="${this_round[kestrel]:-}"
+      for other in ours baseline; do
+        o="${this_round[$other]:-}"
+        if [ -n "$k" ] && [ -n "$o" ]; then ratios["$other $scenario c=$c"]+="$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.3f", o / k }') "; fi
       done
     done
   done
 done
 
 median_of() { # figures -> their median, n/a and - left out
-  printf '%s\n' $1 | { grep -v -e n/a -e '^-$' || true; } | median
+  printf '%s\n' $1 | { grep -v -e n/a -e '^-$' -e '^?$' || true; } | median
 }
 echo
 echo "Median of $rounds runs of $seconds s (wrk -t$threads, pipeline depth $depth), load at the end: $(cut -d' ' -f1-3 /proc/loadavg):"
 echo
-echo "| server | scenario | connections | requests/s | p99 latency | B/request |"
-echo "|---|---|---:|---:|---:|---:|"
+echo "| server | scenario | connections | requests/s | p99 latency | B/request | server CPU ns/request |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
   for c in $connections; do
     for server in $servers; do
@@ -139,22 +172,27 @@ for scenario in $scenarios; do
       l=$(median_of "${p99[$key]}")
       [ "$l" = "?" ] && l="n/a" || l="$l us"
       b=$(median_of "${bpr[$key]}")
-      printf '| %s | %s | %s | %s | %s | %s |\n' "$server" "$scenario" "$c" "$(median_of "${rps[$key]}")" "$l" "${b/\?/-}"
+      n=$(median_of "${cpu[$key]}")
+      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$server" "$scenario" "$c" "$(median_of "${rps[$key]}")" "$l" "${b/\?/-}" "${n/\?/-}"
     done
   done
 done
 
-if [[ " $servers " == *" kestrel "* && " $servers " == *" ours "* ]]; then
+if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|baseline)" " ]]; then
     echo
-    echo "Ratio ours / Kestrel of the median requests/s (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
+    echo "Ratio to Kestrel of the median requests/s, and the median of the rounds' ratios (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
     echo
-    echo "| scenario | connections | ours / Kestrel |"
-    echo "|---|---:|---:|"
-    for scenario in $scenarios; do
-      for c in $connections; do
-        k=$(median_of "${rps[kestrel $scenario c=$c]}")
-        o=$(median_of "${rps[ours $scenario c=$c]}")
-        printf '| %s | %s | %s |\n' "$scenario" "$c" "$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.2f", o / k; else print "?" }')"
+    echo "| server | scenario | connections | ratio of the medians | median of the rounds' ratios |"
+    echo "|---|---|---:|---:|---:|"
+    for other in ours baseline; do
+      [[ " $servers " == *" $other "* ]] || continue
+      for scenario in $scenarios; do
+        for c in $connections; do
+          k=$(median_of "${rps[kestrel $scenario c=$c]}")
+          o=$(median_of "${rps[$other $scenario c=$c]}")
+          r=$(median_of "${ratios[$other $scenario c=$c]:-}")
+          printf '| %s | %s | %s | %s | %s |\n' "$other" "$scenario" "$c" "$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.2f", o / k; else print "?" }')" "$(awk -v r="$r" 'BEGIN { if (r != "?") printf "%.2f", r; else print "?" }')"
+        done
       done
     done
 fi

@@ -162,7 +162,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         }
 
         if (framing == HttpBodyFraming.None)
-            return Complete(connection);
+            return Complete(connection, consumed < data.Length);
 
         if (_head.ExpectContinue && _body.Error.IsNone && _head.MinorVersion >= 1)
             connection.SendAsync(s_continue);
@@ -206,13 +206,15 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
                     if (!part.IsEmpty)
                         Request.SetTrailers(part, _trailers.Headers);
                     _deadline.Stop();
-                    return Complete(connection);
+                    return Complete(connection, consumed < data.Length);
             }
         }
     }
 
     /// <summary>Hands a whole request to the application; true when it was answered and the next one may be parsed.</summary>
-    private bool Complete(StreamConnection connection)
+    /// <param name="connection">The connection.</param>
+    /// <param name="moreInput">Bytes of the next (pipelined) request follow this one's in the delivery.</param>
+    private bool Complete(StreamConnection connection, bool moreInput)
     {
         _phase = Phase.Answering;
         if (_head.IsUpgrade && _handler.Upgrade is { } upgrade && upgrade.TryUpgrade(Request))
@@ -220,6 +222,11 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
             _answered = true;
             return _phase == Phase.Head && ReferenceEquals(Connection, connection); // false once another protocol took over
         }
+
+        // Pipelined requests answered during this delivery leave in one write: the first answer
+        // waits for the others instead of going out alone (the last one of a lone request still does).
+        if (moreInput)
+            connection.ExpectMoreSends();
 
         if (_handler.Cache is { Empty: false } cache && ServeStatic(connection, cache))
             return _phase == Phase.Head && ReferenceEquals(Connection, connection);

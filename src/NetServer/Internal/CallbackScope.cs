@@ -102,6 +102,18 @@ internal static class CallbackScope
         return false;
     }
 
+    /// <summary>
+    /// The hook of <paramref name="connection"/> running on this thread will send more after its
+    /// next send (a protocol answering one of several pipelined requests it received at once): the
+    /// next send is gathered too, instead of going straight out alone, so all the answers leave in
+    /// one write when the hook returns. Does nothing outside the connection's own hook.
+    /// </summary>
+    public static void ExpectMoreSends(Connection connection)
+    {
+        if (IsGathering(connection))
+            t_sentDirect = true;
+    }
+
     /// <summary>True when the current thread delivers received bytes of <paramref name="connection"/>: a send now answers them.</summary>
     public static bool IsAnswering(Connection connection) => t_receiving && IsGathering(connection);
 

@@ -84,4 +84,15 @@ public abstract partial class StreamConnection
     /// <see cref="OptionSendHighWaterMark"/> bytes wait to be sent.
     /// </summary>
     public bool IsReceivingPaused => CurrentConnection?.IsReceivePaused == true;
+
+    /// <summary>
+    /// Called from the receive hook by a protocol that will send more during this delivery (it holds
+    /// further requests to answer): the next send is gathered with the ones after it into one write
+    /// when the hook returns, instead of going out alone (see <see cref="CallbackScope.ExpectMoreSends"/>).
+    /// </summary>
+    internal void ExpectMoreSends()
+    {
+        if (CurrentConnection is { } connection)
+            CallbackScope.ExpectMoreSends(connection);
+    }
 }
