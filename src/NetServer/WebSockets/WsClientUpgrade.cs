@@ -169,14 +169,16 @@ internal sealed class WsClientUpgrade(StreamClient client, HttpClientProtocol ht
 
     private void Fail(string error)
     {
+        // The hook runs before the connect's waiter is released: whoever awaited the connect
+        // finds OnWsError already called when the exception reaches it.
         Volatile.Write(ref _error, error);
-        Finish(State.Failed);
         try
         {
             hooks.OnWsError(error);
         }
         finally
         {
+            Finish(State.Failed);
             client.DisconnectOnProtocolError(error);
         }
     }
