@@ -8,6 +8,8 @@
 #   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running, alone
 #   ROUNDS=5 SECONDS_PER_RUN=10 CONNECTIONS="1 100" DEPTH=16 SCENARIOS="get pipeline trace" THREADS=1
 #   HTTPS=1                                  both servers over TLS (certs/server.pfx)
+#   OURS_ARGS=--inline                       extra netserver-bench options for ours (and baseline):
+#                                            --inline runs socket completions on the I/O threads
 #   BASELINE=DIR                             adds "baseline": the http server of another netserver-bench
 #                                            build (DIR holds its netserver-bench), for a before/after
 #                                            of a library change with the same wrk runs
@@ -16,7 +18,9 @@
 # benchmarks/wrk/trace.lua). Every run's line starts with the load average before it. Figures:
 # requests/s, p99 latency (wrk's --latency), and for the servers started here the bytes the server
 # allocated per request during the run (kestrel-reference's --stats lines, netserver-bench's
-# progress lines: the same words; the first second of a run is left out) and the server process's
+# progress lines: the same words; the first second of a run and the last two lines, which hold
+# the end of the run, are left out: they carry the connections' set-up and tear-down, 100 TLS
+# handshakes among them, which are not per request) and the server process's
 # CPU time (user + system, /proc/PID/stat) per request, which other work on the machine disturbs
 # less than the rate; with both, the ratio ours / Kestrel of the median requests/s and the median of
 # the rounds' ratios (each round's runs are seconds apart). wrk comes from build/install-tools.sh.
@@ -64,7 +68,8 @@ start() {
         [ -z "${HTTPS:-}" ] || certs=(--certs "$PWD/certs")
       fi
       # -z: a server with -z 0 stops when its stdin ends, and a background job's stdin is empty.
-      "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" \
+      # shellcheck disable=SC2086
+      "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" ${OURS_ARGS:-} \
         > "$work/$name.out" 2> "$work/$name.stats" & ;;
     *) echo "bench-http: unknown server $name (kestrel, ours, baseline)" >&2; exit 2 ;;
   esac
@@ -102,7 +107,7 @@ pipeline_args() { [ "$1" = pipeline ] && echo "-- $depth" || true; }
 # Allocated bytes per request in the lines server $1 added after line $2 (the first, with the run's
 # start, left out): the number before "requests" and the one before "B allocated", in both servers' words.
 allocated_per_request() {
-  tail -n +"$(($2 + 1))" "${stats[$1]}" | grep -E '^(second|progress):' | tail -n +2 |
+  tail -n +"$(($2 + 1))" "${stats[$1]}" | grep -E '^(second|progress):' | tail -n +2 | head -n -2 |
     awk '{ for (i = 1; i < NF; i++) { if ($(i + 1) ~ /^requests/) r += $i; if ($(i + 1) == "B" && $(i + 2) ~ /^allocated/) b += $i } }
          END { if (r) printf "%.1f\n", b / r; else print "?" }'
 }
@@ -136,7 +141,7 @@ for round in $(seq "$rounds"); do
           cpu_ns=$(awk -v t="$((ticks1 - ticks0))" -v hz="$ticks_per_second" -v n="${total:-0}" 'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e9 / n; else print "?" }')
         fi
         allocated="-"
-        if [ -n "${stats[$server]:-}" ]; then sleep 1.2; allocated=$(allocated_per_request "$server" "$before"); fi
+        if [ -n "${stats[$server]:-}" ]; then sleep 2.2; allocated=$(allocated_per_request "$server" "$before"); fi
         requests=$(echo "$out" | awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }')
         latency=$(echo "$out" | awk '$1 == "99%" { print $2 }' | micros)
         # wrk's histogram sometimes answers 0 for a percentile (seen with pipelining on 1 connection).
