@@ -20,6 +20,7 @@ public abstract partial class StreamServer<TSession>
     private TaskCompletionSource<bool>? _startsDrained; // ... and StopAsync here
     private int _sessionsFinishing;                    // sessions out of Sessions whose OnDisconnected hooks still run
     private WaitPoint _finishingWait;                  // Stop waits here for _sessionsFinishing to reach 0
+    private TaskCompletionSource<bool>? _finishingDrained; // ... and StopAsync here
 
 
     private async Task AcceptLoopAsync(Socket listener, int generation)

@@ -82,7 +82,10 @@ public abstract partial class StreamServer<TSession>
         finally
         {
             if (Interlocked.Decrement(ref _sessionsFinishing) == 0)
+            {
                 _finishingWait.PulseAll();
+                Volatile.Read(ref _finishingDrained)?.TrySetResult(true);
+            }
         }
     }
 

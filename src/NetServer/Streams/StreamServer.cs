@@ -245,11 +245,15 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             await Task.WhenAll(waits).ConfigureAwait(false);
         }
 
-        // A session that left Sessions before the loops above looked may still be in its hooks
-        // (rare and short: polled rather than given a completion source of its own).
-        var deadline = DateTime.UtcNow + StreamConnection.BlockingWaitTimeout;
-        while (Volatile.Read(ref _sessionsFinishing) != 0 && !CallbackScope.IsActive && DateTime.UtcNow < deadline)
-            await Task.Delay(1).ConfigureAwait(false);
+        // A session that left Sessions before the loops above looked may still be in its hooks.
+        if (Volatile.Read(ref _sessionsFinishing) != 0)
+        {
+            var drained = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            Interlocked.Exchange(ref _finishingDrained, drained);
+            if (Volatile.Read(ref _sessionsFinishing) == 0)
+                drained.TrySetResult(true);
+            await drained.Task.ConfigureAwait(false);
+        }
 
         EndStop();
         return true;
