@@ -314,18 +314,29 @@ public sealed class WsUtf8ValidatorTests
     {
         var text = Encoding.UTF8.GetBytes(string.Concat(Enumerable.Repeat("Grüße, κόσμε, 世界 and plain ASCII 😀 ", 30)));
         var validator = default(WsUtf8Validator);
-        for (var i = 0; i < 10; i++)
-            validator.Append(text);
-
-        var before = GC.GetAllocatedBytesForCurrentThread();
         var ok = true;
-        for (var i = 0; i < 1000; i++)
+        void Round()
         {
             validator.Reset();
             ok &= validator.Append(text.AsSpan(0, 333)) && validator.Append(text.AsSpan(333)) && WsUtf8Validator.IsValid(text);
         }
 
-        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        for (var i = 0; i < 100; i++)
+            Round();
+
+        // The least of three measures: a one-off allocation of the runtime on this thread while a
+        // round runs (seen once in a full run, 4.5 KB) is not the validator's; one per round
+        // would show in every measure.
+        var least = long.MaxValue;
+        for (var attempt = 0; attempt < 3 && least != 0; attempt++)
+        {
+            var before = GC.GetAllocatedBytesForCurrentThread();
+            for (var i = 0; i < 1000; i++)
+                Round();
+            least = Math.Min(least, GC.GetAllocatedBytesForCurrentThread() - before);
+        }
+
+        Assert.Equal(0, least);
         Assert.True(ok);
         Assert.True(validator.IsComplete);
     }
