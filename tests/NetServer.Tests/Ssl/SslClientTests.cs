@@ -34,19 +34,11 @@ public class SslClientTests
         var fewest = await HarnessExtensions.RunBlocking(() =>
         {
             var buffer = new byte[64];
-            for (var i = 0; i < 20; i++)
-                Assert.Equal(0, client.Receive(buffer)); // the first call starts the read and rents its buffer
-
-            // The smallest of a few batches, so a one-off allocation of the runtime does not count.
             var received = 0L;
-            var fewest = long.MaxValue;
-            for (var batch = 0; batch < Batches; batch++)
-            {
-                var before = GC.GetAllocatedBytesForCurrentThread();
-                for (var i = 0; i < Polls; i++)
-                    received += client.Receive(buffer);
-                fewest = Math.Min(fewest, GC.GetAllocatedBytesForCurrentThread() - before);
-            }
+
+            // 20 calls to warm up (the first one starts the read and rents its buffer), then the
+            // smallest of a few batches, so a one-off allocation of the runtime does not count.
+            var fewest = Allocations.Least(() => received += client.Receive(buffer), roundsPerWindow: Polls, windows: Batches, warmUp: 20);
 
             Assert.Equal(0, received);
             return fewest;
