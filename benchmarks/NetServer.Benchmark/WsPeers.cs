@@ -17,15 +17,29 @@ namespace NetServer.Benchmark;
 /// </summary>
 internal sealed class WsBehavior(int initial, byte[] message, bool text, string path) : ClientBehavior
 {
-    public int Initial => initial;
-
-    public ReadOnlySpan<byte> Message => message;
-
-    public bool Text => text;
-
     public bool Echoes => initial > 0;
 
     public void Connecting(HttpRequest request) => request.SetBegin("GET", path);
+
+    /// <summary>Once upgraded: the echo's first messages (none for multicast).</summary>
+    public void SendInitial(IWsPeer peer)
+    {
+        for (var i = 0; i < initial; i++)
+        {
+            if (text)
+                peer.SendTextAsync(message);
+            else
+                peer.SendBinaryAsync(message);
+        }
+    }
+
+    /// <summary>A message arrived: counted, and sent back when echoing.</summary>
+    public void Received(IWsPeer peer, WebSocketMessageType type, byte[] buffer, long offset, long size)
+    {
+        Counters.AddMessage();
+        if (Echoes)
+            WsEcho.Send(peer, type, buffer, offset, size);
+    }
 
     public void Failed(string error)
     {
@@ -42,31 +56,13 @@ internal sealed class WsBehavior(int initial, byte[] message, bool text, string 
 }
 
 /// <summary>A <see cref="WsClient"/> (WebSocket over TCP) that counts and echoes as its <see cref="WsBehavior"/> says.</summary>
-internal sealed class BenchWsClient(IPEndPoint endpoint, WsBehavior behavior) : WsClient(endpoint)
+internal sealed class BenchWsClient(IPEndPoint endpoint, WsBehavior behavior) : WsClient(endpoint), IWsPeer
 {
     public override void OnWsConnecting(HttpRequest request) => behavior.Connecting(request);
 
-    public override void OnWsConnected(HttpResponse response)
-    {
-        for (var i = 0; i < behavior.Initial; i++)
-        {
-            if (behavior.Text)
-                SendTextAsync(behavior.Message);
-            else
-                SendBinaryAsync(behavior.Message);
-        }
-    }
+    public override void OnWsConnected(HttpResponse response) => behavior.SendInitial(this);
 
-    public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size)
-    {
-        behavior.Counters.AddMessage();
-        if (!behavior.Echoes)
-            return;
-        if (type == WebSocketMessageType.Text)
-            SendTextAsync(buffer, offset, size);
-        else
-            SendBinaryAsync(buffer, offset, size);
-    }
+    public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size) => behavior.Received(this, type, buffer, offset, size);
 
     public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => behavior.Closed(status);
 
@@ -76,31 +72,13 @@ internal sealed class BenchWsClient(IPEndPoint endpoint, WsBehavior behavior) : 
 }
 
 /// <summary>A <see cref="WssClient"/> (WebSocket over TLS) that counts and echoes as its <see cref="WsBehavior"/> says.</summary>
-internal sealed class BenchWssClient(SslContext context, IPEndPoint endpoint, WsBehavior behavior) : WssClient(context, endpoint)
+internal sealed class BenchWssClient(SslContext context, IPEndPoint endpoint, WsBehavior behavior) : WssClient(context, endpoint), IWsPeer
 {
     public override void OnWsConnecting(HttpRequest request) => behavior.Connecting(request);
 
-    public override void OnWsConnected(HttpResponse response)
-    {
-        for (var i = 0; i < behavior.Initial; i++)
-        {
-            if (behavior.Text)
-                SendTextAsync(behavior.Message);
-            else
-                SendBinaryAsync(behavior.Message);
-        }
-    }
+    public override void OnWsConnected(HttpResponse response) => behavior.SendInitial(this);
 
-    public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size)
-    {
-        behavior.Counters.AddMessage();
-        if (!behavior.Echoes)
-            return;
-        if (type == WebSocketMessageType.Text)
-            SendTextAsync(buffer, offset, size);
-        else
-            SendBinaryAsync(buffer, offset, size);
-    }
+    public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size) => behavior.Received(this, type, buffer, offset, size);
 
     public override void OnWsClose(byte[] buffer, long offset, long size, int status = WsCloseStatus.Normal) => behavior.Closed(status);
 
@@ -125,18 +103,14 @@ internal interface IBenchWsServer
 /// SendBinaryAsync (SendTextAsync for a text message), as an application would; multicast
 /// sessions only take the server's multicasts.
 /// </summary>
-internal sealed class BenchWsSession(WsServer server, bool echo, ServerCounters counters) : WsSession(server)
+internal sealed class BenchWsSession(WsServer server, bool echo, ServerCounters counters) : WsSession(server), IWsPeer
 {
     public override void OnWsConnected(HttpRequest request) => counters.AddEstablished();
 
     public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size)
     {
-        if (!echo)
-            return;
-        if (type == WebSocketMessageType.Text)
-            SendTextAsync(buffer, offset, size);
-        else
-            SendBinaryAsync(buffer, offset, size);
+        if (echo)
+            WsEcho.Send(this, type, buffer, offset, size);
     }
 
     public override void OnWsError(string error) => counters.AddError($"session WebSocket error: {error}");
@@ -156,18 +130,14 @@ internal sealed class BenchWsServer(IPEndPoint endpoint, bool echo, ServerCounte
 }
 
 /// <summary>A wss session: as <see cref="BenchWsSession"/>, over TLS.</summary>
-internal sealed class BenchWssSession(WssServer server, bool echo, ServerCounters counters) : WssSession(server)
+internal sealed class BenchWssSession(WssServer server, bool echo, ServerCounters counters) : WssSession(server), IWsPeer
 {
     public override void OnWsConnected(HttpRequest request) => counters.AddEstablished();
 
     public override void OnWsReceived(WebSocketMessageType type, byte[] buffer, long offset, long size)
     {
-        if (!echo)
-            return;
-        if (type == WebSocketMessageType.Text)
-            SendTextAsync(buffer, offset, size);
-        else
-            SendBinaryAsync(buffer, offset, size);
+        if (echo)
+            WsEcho.Send(this, type, buffer, offset, size);
     }
 
     public override void OnWsError(string error) => counters.AddError($"session WebSocket error: {error}");
@@ -201,6 +171,33 @@ internal static class WsBacklog
         }
 
         return false;
+    }
+}
+
+/// <summary>
+/// The sends the benchmark's ws and wss clients and sessions share: WsClient, WssClient, WsSession
+/// and WssSession all have these public methods, so each class names the interface and adds nothing.
+/// </summary>
+internal interface IWsPeer
+{
+    bool SendTextAsync(byte[] buffer);
+
+    bool SendBinaryAsync(byte[] buffer);
+
+    bool SendTextAsync(byte[] buffer, long offset, long size);
+
+    bool SendBinaryAsync(byte[] buffer, long offset, long size);
+}
+
+/// <summary>The echo of one message, with its type, as an application would (SendTextAsync for text).</summary>
+internal static class WsEcho
+{
+    public static void Send(IWsPeer peer, WebSocketMessageType type, byte[] buffer, long offset, long size)
+    {
+        if (type == WebSocketMessageType.Text)
+            peer.SendTextAsync(buffer, offset, size);
+        else
+            peer.SendBinaryAsync(buffer, offset, size);
     }
 }
 
