@@ -152,22 +152,7 @@ public sealed class WsCloseConformanceTests
     }
 
     [Theory]
-    [InlineData(1000)]
-    [InlineData(1001)]
-    [InlineData(1002)]
-    [InlineData(1003)]
-    [InlineData(1007)]
-    [InlineData(1008)]
-    [InlineData(1009)]
-    [InlineData(1010)]
-    [InlineData(1011)]
-    [InlineData(1012)]
-    [InlineData(1013)]
-    [InlineData(1014)]
-    [InlineData(3000)]
-    [InlineData(3999)]
-    [InlineData(4000)]
-    [InlineData(4999)]
+    [MemberData(nameof(WsCloseStatusTests.SendableCodes), MemberType = typeof(WsCloseStatusTests))]
     public async Task A_close_with_a_valid_code_is_answered_with_that_code(int code)
     {
         // 7.7.x (1012-1014: registered with IANA after RFC 6455, accepted; see WsCloseStatus.IsValidOnWire)
@@ -180,18 +165,7 @@ public sealed class WsCloseConformanceTests
     }
 
     [Theory]
-    [InlineData(0)]
-    [InlineData(999)]
-    [InlineData(1004)]
-    [InlineData(1005)]
-    [InlineData(1006)]
-    [InlineData(1015)]
-    [InlineData(1016)]
-    [InlineData(1100)]
-    [InlineData(2000)]
-    [InlineData(2999)]
-    [InlineData(5000)]
-    [InlineData(65535)]
+    [MemberData(nameof(WsCloseStatusTests.UnsendableCodes), MemberType = typeof(WsCloseStatusTests))]
     public async Task A_close_with_a_code_that_may_not_be_sent_is_a_protocol_error(int code)
     {
         // 7.9.x, 7.13.x

@@ -7,41 +7,21 @@ namespace NetServer.Tests.WebSockets;
 /// <summary>The close status codes and which of them a Close frame may carry (RFC 6455 7.4, the IANA registry).</summary>
 public sealed class WsCloseStatusTests
 {
+    /// <summary>Codes a Close frame may carry (also the WebSocket conformance tests' cases).</summary>
+    public static TheoryData<int> SendableCodes => new() { 1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999 };
+
+    /// <summary>Codes of the 16-bit field a Close frame may not carry (also the conformance tests' cases).</summary>
+    public static TheoryData<int> UnsendableCodes => new() { 0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535 };
+
     [Theory]
-    [InlineData(1000)]
-    [InlineData(1001)]
-    [InlineData(1002)]
-    [InlineData(1003)]
-    [InlineData(1007)]
-    [InlineData(1008)]
-    [InlineData(1009)]
-    [InlineData(1010)]
-    [InlineData(1011)]
-    [InlineData(1012)]
-    [InlineData(1013)]
-    [InlineData(1014)]
-    [InlineData(3000)]
-    [InlineData(3999)]
-    [InlineData(4000)]
-    [InlineData(4999)]
+    [MemberData(nameof(SendableCodes))]
     public void Codes_a_peer_may_send_are_valid_on_the_wire(int status) =>
         Assert.True(WsCloseStatus.IsValidOnWire(status));
 
     [Theory]
+    [MemberData(nameof(UnsendableCodes))]
     [InlineData(int.MinValue)]
     [InlineData(-1)]
-    [InlineData(0)]
-    [InlineData(999)]
-    [InlineData(1004)]
-    [InlineData(1005)]
-    [InlineData(1006)]
-    [InlineData(1015)]
-    [InlineData(1016)]
-    [InlineData(1100)]
-    [InlineData(2000)]
-    [InlineData(2999)]
-    [InlineData(5000)]
-    [InlineData(65535)]
     [InlineData(65536)]
     [InlineData(int.MaxValue)]
     public void Reserved_local_only_and_unassigned_codes_are_not(int status) =>
