@@ -132,7 +132,7 @@ public sealed class ExampleProgramTests
         string[] serverOptions = mutual ? ["--require-client-cert"] : [];
         string[] clientOptions = mutual ? ["--client-cert"] : [];
         await using var server = ProgramProcess.Start("SslChatServer", ["0", IPAddress.Loopback.ToString(), .. serverOptions]);
-        var port = await ListeningPortAsync(server);
+        var port = (await server.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture);
 
         // Found without --certs: the programs look for the repository's certs/ folder themselves.
         await using var alice = ProgramProcess.Start("SslChatClient", ["127.0.0.1", port, .. clientOptions]);
@@ -161,9 +161,9 @@ public sealed class ExampleProgramTests
     [Fact]
     public async Task SslChatServer_requiring_client_certificates_refuses_a_client_without_one()
     {
-        var certs = FindCertificateFolder();
+        var certs = ProgramProcess.RepositoryCertificates();
         await using var server = ProgramProcess.Start("SslChatServer", "0", IPAddress.Loopback.ToString(), "--require-client-cert", "--certs", certs);
-        var port = await ListeningPortAsync(server);
+        var port = (await server.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture);
 
         await using var member = ProgramProcess.Start("SslChatClient", "127.0.0.1", port, "--client-cert", "--certs", certs);
         await member.WaitForLineAsync("Welcome");
@@ -215,27 +215,6 @@ public sealed class ExampleProgramTests
         var (_, sessionProbe) = await bench.SessionAsync(0);
         await sessionProbe.DisconnectedSignal.Task.WaitAsync(s_timeout);
         Assert.Equal(0, bench.Probe.Sessions.Values.Sum(p => p.ReceivedBytes));
-    }
-
-    /// <summary>The port a TCP or TLS chat server reports it bound (it was started on port 0).</summary>
-    private static async Task<string> ListeningPortAsync(ProgramProcess server)
-    {
-        var listening = await server.WaitForLineAsync("Listening on ");
-        return IPEndPoint.Parse(listening["Listening on ".Length..]).Port.ToString(CultureInfo.InvariantCulture);
-    }
-
-    /// <summary>The repository's certs/ folder, for the test that names it with --certs.</summary>
-    private static string FindCertificateFolder()
-    {
-        for (var folder = new DirectoryInfo(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
-        {
-            var certs = Path.Combine(folder.FullName, "certs");
-            if (File.Exists(Path.Combine(certs, "ca.pem")))
-                return certs;
-        }
-
-        Assert.Fail($"No certs folder above {AppContext.BaseDirectory}.");
-        return string.Empty;
     }
 
     /// <summary>A raw stream socket speaking the chat's line protocol, as nc or telnet would.</summary>

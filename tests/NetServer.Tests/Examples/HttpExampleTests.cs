@@ -20,7 +20,7 @@ public sealed class HttpExampleTests
     public async Task HttpServer_answers_every_cache_operation_as_the_api_describes_and_serves_the_page()
     {
         await using var server = ProgramProcess.Start("HttpServer", "0", IPAddress.Loopback.ToString());
-        var port = await ListeningPortAsync(server);
+        var port = await server.ListeningPortAsync();
         using var client = new HttpClientEx(IPAddress.Loopback, port);
 
         await AssertAnswerAsync(client.SendGetRequest("/api/cache", s_timeout), 200, "[]", "application/json; charset=UTF-8");
@@ -75,7 +75,7 @@ public sealed class HttpExampleTests
     public async Task HttpClient_demo_passes_against_the_HttpServer_example()
     {
         await using var server = ProgramProcess.Start("HttpServer", "0");
-        var port = await ListeningPortAsync(server);
+        var port = await server.ListeningPortAsync();
 
         await using var client = ProgramProcess.Start("HttpClient", "127.0.0.1", port.ToString(CultureInfo.InvariantCulture), "--demo");
         await client.WaitForLineAsync("Demo passed");
@@ -88,7 +88,7 @@ public sealed class HttpExampleTests
     {
         // Both find the repository's certs/ on their own: the server presents server.pfx, the client trusts ca.pem.
         await using var server = ProgramProcess.Start("HttpsServer", "0");
-        var port = await ListeningPortAsync(server);
+        var port = await server.ListeningPortAsync();
 
         await using var client = ProgramProcess.Start("HttpsClient", "localhost", port.ToString(CultureInfo.InvariantCulture), "--demo");
         await client.WaitForLineAsync("Demo passed");
@@ -111,13 +111,6 @@ public sealed class HttpExampleTests
         await client.WaitForLineAsync("Request failed: ");
         await client.WaitForLineAsync("Demo failed");
         Assert.Equal(1, await client.WaitForExitAsync());
-    }
-
-    /// <summary>The port a server example printed in its "Listening on" line.</summary>
-    internal static async Task<int> ListeningPortAsync(ProgramProcess server)
-    {
-        var listening = await server.WaitForLineAsync("Listening on ");
-        return IPEndPoint.Parse(listening["Listening on ".Length..]).Port;
     }
 
     private static async Task AssertAnswerAsync(Task<HttpResponse> request, int status, string body, string? contentType = null)

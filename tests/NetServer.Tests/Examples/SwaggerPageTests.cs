@@ -28,7 +28,7 @@ public sealed class SwaggerPageTests
         Assert.Equal(s_cacheMethods.Order(), documented.Where(o => o.Path == "/api/cache").Select(o => o.Method).Order());
 
         await using var server = ProgramProcess.Start("HttpServer", "0", IPAddress.Loopback.ToString());
-        var port = await HttpExampleTests.ListeningPortAsync(server);
+        var port = await server.ListeningPortAsync();
         var dom = await HeadlessBrowser.DumpDomAsync(new Uri($"http://127.0.0.1:{port}/api/index.html"), TimeSpan.FromSeconds(10), TimeSpan.FromSeconds(60));
 
         // Each operation Swagger UI rendered: its method, path and summary, in the markup Swagger UI 5 gives them.

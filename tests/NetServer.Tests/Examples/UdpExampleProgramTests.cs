@@ -57,7 +57,7 @@ public sealed class UdpExampleProgramTests
     public async Task UdpEchoServer_answers_python3_as_nc_would()
     {
         await using var server = ProgramProcess.Start("UdpEchoServer", "0", IPAddress.Loopback.ToString());
-        var port = await ListeningPortAsync(server);
+        var port = (await server.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture);
 
         // What `nc -u 127.0.0.1 PORT` does with a typed line: one datagram with the line end.
         const string Script = """
@@ -81,7 +81,7 @@ public sealed class UdpExampleProgramTests
     public async Task UdpEchoClient_prints_the_echo_of_each_typed_line_reconnects_after_bang_and_quits()
     {
         await using var server = ProgramProcess.Start("UdpEchoServer", "0", IPAddress.Loopback.ToString());
-        var port = await ListeningPortAsync(server);
+        var port = (await server.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture);
         await using var client = ProgramProcess.Start("UdpEchoClient", IPAddress.Loopback.ToString(), port);
         await client.WaitForLineAsync("Connected to ");
 
@@ -131,7 +131,7 @@ public sealed class UdpExampleProgramTests
     {
         var (group, via) = NewGroup(MulticastPath.IPv4Loopback);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, "0", .. via]);
-        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
+        var port = (await client.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "1", .. via]);
@@ -165,7 +165,7 @@ public sealed class UdpExampleProgramTests
     {
         var (group, via) = NewGroup(MulticastPath.IPv6Routed);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["::", group, "0", .. via]);
-        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
+        var port = (await client.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         await using var server = ProgramProcess.Start("UdpMulticastServer", [group, port, "--ttl", "0", .. via]);
@@ -186,7 +186,7 @@ public sealed class UdpExampleProgramTests
     {
         var (group, via) = NewGroup(MulticastPath.IPv4Routed);
         await using var client = ProgramProcess.Start("UdpMulticastClient", ["0.0.0.0", group, "0", .. via]);
-        var port = await ListeningPortAsync(client); // port 0: the system picks one no other socket holds
+        var port = (await client.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture); // port 0: the system picks one no other socket holds
         await client.WaitForLineAsync($"Joined {group}");
 
         // The quiet server has sent (or dropped) its line once it has exited, so the loud server's line comes later.
@@ -224,13 +224,6 @@ public sealed class UdpExampleProgramTests
         using var socket = new Socket(address.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
         socket.Bind(new IPEndPoint(address, 0));
         return ((IPEndPoint)socket.LocalEndPoint!).Port.ToString(CultureInfo.InvariantCulture);
-    }
-
-    /// <summary>The port an example program reports it bound ("Listening on ENDPOINT[ as ID]"; it was started on port 0).</summary>
-    private static async Task<string> ListeningPortAsync(ProgramProcess program)
-    {
-        var listening = await program.WaitForLineAsync("Listening on ");
-        return IPEndPoint.Parse(listening["Listening on ".Length..].Split(' ')[0]).Port.ToString(CultureInfo.InvariantCulture);
     }
 
     /// <summary>Runs <c>python3 -c script args</c> to its end (bounded); returns its exit code, stdout and stderr.</summary>

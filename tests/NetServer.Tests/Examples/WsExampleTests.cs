@@ -29,7 +29,7 @@ public sealed class WsExampleTests
     {
         await using var server = ProgramProcess.Start(flavor + "ChatServer", "0", IPAddress.Loopback.ToString());
         var pageLine = await server.WaitForLineAsync("Chat page: ");
-        var port = await ListeningPortAsync(server);
+        var port = (await server.ListeningPortAsync()).ToString(CultureInfo.InvariantCulture);
         Assert.Equal($"Chat page: {(flavor == "Wss" ? "https" : "http")}://127.0.0.1:{port}/chat/index.html", pageLine);
 
         // Found without --certs: the TLS programs look for the repository's certs/ folder themselves.
@@ -84,7 +84,7 @@ public sealed class WsExampleTests
     public async Task WsChatServer_answers_plain_http_refuses_pages_of_other_sites_and_binary_messages()
     {
         await using var server = ProgramProcess.Start("WsChatServer", "0", IPAddress.Loopback.ToString());
-        var port = int.Parse(await ListeningPortAsync(server), CultureInfo.InvariantCulture);
+        var port = await server.ListeningPortAsync();
 
         // The page, and where the other paths lead.
         using (var http = new HttpClientEx(IPAddress.Loopback, port))
@@ -140,7 +140,7 @@ public sealed class WsExampleTests
     {
         var secure = flavor == "Wss";
         await using var server = ProgramProcess.Start(flavor + "ChatServer", "0", IPAddress.Loopback.ToString());
-        var port = int.Parse(await ListeningPortAsync(server), CultureInfo.InvariantCulture);
+        var port = await server.ListeningPortAsync();
         var page = new Uri($"{(secure ? "https" : "http")}://127.0.0.1:{port}/chat/index.html");
 
         // Over TLS the browser is told to accept the test server's key (and only it): it does not trust the test CA.
@@ -217,33 +217,12 @@ public sealed class WsExampleTests
         await client.WaitForLineAsync("Welcome to the NetServer chat.");
     }
 
-    /// <summary>The port a chat server reports it bound (it was started on port 0).</summary>
-    private static async Task<string> ListeningPortAsync(ProgramProcess server)
-    {
-        var listening = await server.WaitForLineAsync("Listening on ");
-        return IPEndPoint.Parse(listening["Listening on ".Length..]).Port.ToString(CultureInfo.InvariantCulture);
-    }
-
-    /// <summary>The repository's certs/ folder, whose server.pfx the Wss server presents.</summary>
-    private static string CertificateFolder()
-    {
-        for (var folder = new DirectoryInfo(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
-        {
-            var certs = Path.Combine(folder.FullName, "certs");
-            if (File.Exists(Path.Combine(certs, "ca.pem")))
-                return certs;
-        }
-
-        Assert.Fail($"No certs folder above {AppContext.BaseDirectory}.");
-        return string.Empty;
-    }
-
-    private static X509Certificate2 Authority() => X509CertificateLoader.LoadCertificateFromFile(Path.Combine(CertificateFolder(), "ca.pem"));
+    private static X509Certificate2 Authority() => X509CertificateLoader.LoadCertificateFromFile(Path.Combine(ProgramProcess.RepositoryCertificates(), "ca.pem"));
 
     /// <summary>The base64 SHA-256 of the server certificate's public key (its SubjectPublicKeyInfo), as Chromium's SPKI list takes it.</summary>
     private static string ServerKeyPin()
     {
-        using var certificate = X509CertificateLoader.LoadCertificateFromFile(Path.Combine(CertificateFolder(), "server.pem"));
+        using var certificate = X509CertificateLoader.LoadCertificateFromFile(Path.Combine(ProgramProcess.RepositoryCertificates(), "server.pem"));
         return Convert.ToBase64String(SHA256.HashData(certificate.PublicKey.ExportSubjectPublicKeyInfo()));
     }
 

@@ -3,6 +3,7 @@ using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
+using System.Net;
 using System.Text;
 using System.Threading;
 using System.Threading.Channels;
@@ -77,6 +78,27 @@ internal sealed class ProgramProcess : IAsyncDisposable
     {
         await _process.StandardInput.WriteLineAsync(line).WaitAsync(_timeout);
         await _process.StandardInput.FlushAsync().WaitAsync(_timeout);
+    }
+
+    /// <summary>The port of the program's "Listening on ADDRESS:PORT" line (examples started on port 0 print it).</summary>
+    public async Task<int> ListeningPortAsync()
+    {
+        var listening = await WaitForLineAsync("Listening on ").ConfigureAwait(false);
+        return IPEndPoint.Parse(listening["Listening on ".Length..].Split(' ')[0]).Port;
+    }
+
+    /// <summary>The repository's certs/ folder (the examples' server.pfx, ca.pem), found above the test binaries.</summary>
+    public static string RepositoryCertificates()
+    {
+        for (var folder = new DirectoryInfo(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
+        {
+            var certs = Path.Combine(folder.FullName, "certs");
+            if (File.Exists(Path.Combine(certs, "ca.pem")))
+                return certs;
+        }
+
+        Assert.Fail($"No certs folder above {AppContext.BaseDirectory}.");
+        return string.Empty;
     }
 
     /// <summary>Waits for the next output line that starts with <paramref name="prefix"/> (earlier lines are skipped) and returns it.</summary>
