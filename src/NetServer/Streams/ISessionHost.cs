@@ -18,9 +18,6 @@ internal interface ISessionHost
 
     void SessionDisconnecting(StreamSession session);
 
-    /// <summary>The session is connected (and, over TLS, handshaked): it may now take multicasts.</summary>
-    void SessionReady(StreamSession session);
-
     /// <summary>Adds the session to the multicast; false if it is a member already or disconnected.</summary>
     bool JoinMulticast(StreamSession session);
 

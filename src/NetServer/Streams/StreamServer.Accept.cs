@@ -131,7 +131,13 @@ public abstract partial class StreamServer<TSession>
         var connection = session.Attach(socket, BufferPool, reads: true);
         try
         {
+            // A session takes multicasts from the moment it is in Sessions, its own and the
+            // server's connect hooks included: what reaches it before it is ready (during those
+            // hooks; over TLS, before the handshake ends) waits in its send queue, in order and
+            // under its send limit, and leaves once it is ready.
             Sessions[session.Id] = session;
+            if (session.AutoJoinMulticast)
+                _registry.Add(session);
             _connectedSessions.Increment();
             RunConnectHook(connection, static s => s.RaiseConnecting(), session);
             RunConnectHook(connection, static s => s.RaiseConnected(), session);
@@ -141,8 +147,7 @@ public abstract partial class StreamServer<TSession>
             if (!_isAccepting || generation != Volatile.Read(ref _generation))
                 connection.Abort(DisconnectReason.ServerStopped);
 
-            // Multicasts reach a session once it is ready (connected, and handshaked over TLS),
-            // so none overtakes its OnConnected or fills the queue of a handshake that never ends.
+            // The queue starts to flow: at once for a plain connection, after the handshake over TLS.
             connection.Open(startReceiving: true);
         }
         finally

@@ -44,12 +44,6 @@ public abstract partial class StreamServer<TSession>
 
     void ISessionHost.SessionDisconnecting(StreamSession session) => OnDisconnecting((TSession)session);
 
-    void ISessionHost.SessionReady(StreamSession session)
-    {
-        if (session.AutoJoinMulticast)
-            _registry.Add((TSession)session);
-    }
-
     bool ISessionHost.JoinMulticast(StreamSession session) => _registry.Add((TSession)session);
 
     bool ISessionHost.LeaveMulticast(StreamSession session) => _registry.Remove((TSession)session, forever: false);

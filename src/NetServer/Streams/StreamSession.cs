@@ -61,8 +61,9 @@ public abstract class StreamSession : StreamConnection
     internal int RegistrySlot { get; set; } = -1;
 
     /// <summary>
-    /// Whether the session joins its server's multicast as soon as it is ready (connected, and
-    /// handshaked over TLS): true by default, as in NetCoreServer. A session whose protocol starts
+    /// Whether the session joins its server's multicast when it enters <c>Sessions</c>, before its
+    /// connect hooks (what reaches it before it is ready waits in its send queue): true by default,
+    /// as in NetCoreServer. A session whose protocol starts
     /// later (a WebSocket session, at its upgrade) sets it to false in its constructor and calls
     /// <see cref="JoinMulticast"/> when it is ready.
     /// </summary>
@@ -103,12 +104,6 @@ public abstract class StreamSession : StreamConnection
     }
 
     private protected override void NotifyDisconnected(Connection connection) => Host.SessionDisconnected(this);
-
-    internal override void InvokeReady()
-    {
-        Host.SessionReady(this);
-        base.InvokeReady(); // the protocol's OnConnected
-    }
 
     /// <summary>Raises the session's connect hooks (session first, then server); the server calls this.</summary>
     internal void RaiseConnecting()
