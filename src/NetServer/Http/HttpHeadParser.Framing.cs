@@ -21,6 +21,11 @@ internal partial struct HttpHeadParser
         if (facts.ContentLengthConflict)
             return HttpParseError.ConflictingContentLength;
 
+        // RFC 9110 8.6 lets a recipient take repeated equal values as one; Kestrel refuses them,
+        // and so do we: a front end that decided otherwise is how request smuggling starts.
+        if (facts.ContentLengthValues > 1)
+            return HttpParseError.RepeatedContentLength;
+
         if (facts.HasTransferEncoding)
         {
             // RFC 9112 6.1: HTTP/1.0 has no transfer codings; such a message's framing is faulty.
@@ -105,6 +110,7 @@ internal partial struct HttpHeadParser
         public long ContentLength;
         public bool ContentLengthInvalid;
         public bool ContentLengthConflict;
+        public int ContentLengthValues; // values over all Content-Length fields ("5, 5" is two)
         public bool HasTransferEncoding;
         public bool ChunkedLast;
         public int ChunkedCount;
@@ -169,6 +175,7 @@ internal partial struct HttpHeadParser
 
                 if (HasContentLength && length != ContentLength)
                     ContentLengthConflict = true;
+                ContentLengthValues++;
                 HasContentLength = true;
                 ContentLength = length;
             }

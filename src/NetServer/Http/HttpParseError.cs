@@ -50,6 +50,7 @@ internal readonly struct HttpParseError
     public static readonly HttpParseError InvalidHost = new(400, "The Host header field is not a valid host and port.");
     public static readonly HttpParseError InvalidContentLength = new(400, "The Content-Length header field is not a number of bytes.");
     public static readonly HttpParseError ConflictingContentLength = new(400, "The Content-Length header fields disagree.");
+    public static readonly HttpParseError RepeatedContentLength = new(400, "A request carries one Content-Length with one value; this one repeats it.");
     public static readonly HttpParseError TransferEncodingNotChunked = new(400, "The final transfer coding is not chunked, so the request body length cannot be determined.");
     public static readonly HttpParseError ChunkedTwice = new(400, "The chunked transfer coding is applied more than once.");
     public static readonly HttpParseError TransferEncodingInHttp10 = new(400, "An HTTP/1.0 request has a Transfer-Encoding header field (HTTP/1.0 has no transfer codings).");

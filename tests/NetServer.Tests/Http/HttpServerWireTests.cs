@@ -88,6 +88,8 @@ public sealed class HttpServerWireTests
     public static TheoryData<string, string, int> InvalidRequests => new()
     {
         { "conflicting Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400 },
+        { "repeated equal Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400 },
+        { "Content-Length list", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2, 2\r\n\r\nab", 400 },
         { "bad chunk size", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400 },
         { "request line too long", "GET /" + new string('a', 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414 },
         { "too many headers", "GET / HTTP/1.1\r\nHost: x\r\n" + string.Concat(Enumerable.Range(0, 101).Select(i => $"X-{i}: v\r\n")) + "\r\n", 431 },
