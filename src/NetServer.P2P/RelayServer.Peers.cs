@@ -1,0 +1,177 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Net;
+using System.Threading;
+using NetServer.P2P.Internal;
+using NetServer.P2P.Server;
+using NetServer.P2P.Wire;
+using NetServer.P2P.Wire.Contracts;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P;
+
+// The peer list: registrations and departures, each one version, announced to the other peers as
+// a delta (relay/peer-joined, relay/peer-left) under one lock, so every peer's queue gets the
+// deltas in version order. A new peer gets the list once, at the version it joined (in
+// relay/welcome), and joins the deltas' multicast in the same locked step: it sees every change
+// after that version exactly once. Nobody is sent the whole list on a change.
+public partial class RelayServer
+{
+    private readonly object _viewLock = new();
+    private readonly ConcurrentDictionary<Guid, RelayPeerState> _peers = new();
+    private readonly ConcurrentDictionary<Guid, RelayPeerState> _sessions = new();
+    private readonly Dictionary<IPAddress, int> _perAddress = [];
+    private readonly long[] _refusals = new long[(int)RelayStatus.MessageTooLarge + 1];
+    private volatile RelayPeerState[] _peerArray = [];
+    private long _version;
+    private long _registrations;
+    private long _departedReceived;
+    private long _departedRelayed;
+    private long _departedBytes;
+
+    /// <summary>Registered peers now.</summary>
+    public int PeerCount => _peerArray.Length;
+
+    /// <summary>The peer-list version: one more for each registration and each departure.</summary>
+    public long PeersVersion => Interlocked.Read(ref _version);
+
+    /// <summary>The registered peers, replaced (never changed) on each change: a broadcast reads it without a lock.</summary>
+    internal RelayPeerState[] PeerArray => _peerArray;
+
+    internal RelayPeerState? FindPeer(Guid id) => _peers.TryGetValue(id, out var peer) ? peer : null;
+
+    /// <summary>The peer a phase-2 datagram names by its registration's session id (nothing sends one yet).</summary>
+    internal RelayPeerState? FindSession(Guid sessionId) => _sessions.TryGetValue(sessionId, out var peer) ? peer : null;
+
+    internal void CountRefusal(RelayStatus status) => Interlocked.Increment(ref _refusals[(int)status]);
+
+    /// <summary>
+    /// Registers <paramref name="session"/> as <paramref name="name"/>: the other peers are told
+    /// (relay/peer-joined), the session gets its id, the list at this version and the relay's limits
+    /// (relay/welcome), and from then on the deltas.
+    /// </summary>
+    internal RelayStatus Register(RelaySession session, string name, out RelayPeerState? registered)
+    {
+        registered = null;
+        var limits = Limits;
+        var address = (session.RemoteEndPoint as IPEndPoint)?.Address;
+        if (address is { IsIPv4MappedToIPv6: true })
+            address = address.MapToIPv4();
+        RelayPeerState peer;
+        lock (_viewLock)
+        {
+            var count = 0;
+            if (address is not null && limits.MaxPeersPerAddress > 0 && _perAddress.TryGetValue(address, out count) && count >= limits.MaxPeersPerAddress)
+                return RelayStatus.TooManyRegistrations;
+
+            var version = Interlocked.Increment(ref _version);
+            peer = new RelayPeerState(session, NewId(), NewId(), name, address, limits, Milliseconds.Now) { JoinedVersion = version };
+            _peers[peer.Id] = peer;
+            _sessions[peer.SessionId] = peer;
+            if (address is not null)
+                _perAddress[address] = count + 1;
+            var peers = _peerArray;
+            var grown = new RelayPeerState[peers.Length + 1];
+            peers.CopyTo(grown, 0);
+            grown[peers.Length] = peer;
+            _peerArray = grown;
+
+            // The others first (the new one has not joined the multicast), then the new one's own view of this version.
+            _host.Multicast(Control(RelayKinds.PeerJoined), new PeerJoinedMessage { Version = version, Peer = EntryOf(peer) });
+            session.Welcome(peer, new WelcomeMessage
+            {
+                PeerId = GuidBytes.ToArray(peer.Id),
+                SessionId = GuidBytes.ToArray(peer.SessionId),
+                Limits = LimitsOf(limits),
+                Peers = SnapshotLocked(grown, version),
+            });
+            session.JoinDeltas();
+        }
+
+        Interlocked.Increment(ref _registrations);
+        registered = peer;
+        OnPeerRegistered(peer.Info);
+        return RelayStatus.Ok;
+    }
+
+    /// <summary>A registered peer's connection ended: the others are told (relay/peer-left), its rooms let go of it.</summary>
+    internal void Depart(RelayPeerState peer, DisconnectReason reason)
+    {
+        lock (_viewLock)
+        {
+            if (!_peers.TryRemove(peer.Id, out _))
+                return;
+            _sessions.TryRemove(peer.SessionId, out _);
+            peer.HasLeft = true;
+            if (peer.Address is { } address && _perAddress.TryGetValue(address, out var count))
+            {
+                if (count <= 1)
+                    _perAddress.Remove(address);
+                else
+                    _perAddress[address] = count - 1;
+            }
+
+            var peers = _peerArray;
+            var index = Array.IndexOf(peers, peer);
+            if (index >= 0)
+            {
+                var shrunk = new RelayPeerState[peers.Length - 1];
+                Array.Copy(peers, 0, shrunk, 0, index);
+                Array.Copy(peers, index + 1, shrunk, index, peers.Length - index - 1);
+                _peerArray = shrunk;
+            }
+
+            _departedReceived += peer.MessagesReceived;
+            _departedRelayed += peer.MessagesRelayed;
+            _departedBytes += peer.BytesRelayed;
+            var version = Interlocked.Increment(ref _version);
+            _host.Multicast(Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
+        }
+
+        LeaveAllRooms(peer);
+        OnPeerLeft(peer.Info, reason);
+    }
+
+    /// <summary>The list at the current version, for a peer that saw a gap (relay/snapshot).</summary>
+    internal SnapshotMessage Snapshot()
+    {
+        lock (_viewLock)
+            return SnapshotLocked(_peerArray, Interlocked.Read(ref _version));
+    }
+
+    /// <summary>An envelope the relay sends: an empty From (routed ones always carry a peer's), a control header.</summary>
+    internal static MessageEnvelope Control(string kind) => new(kind);
+
+    private static SnapshotMessage SnapshotLocked(RelayPeerState[] peers, long version)
+    {
+        var snapshot = new SnapshotMessage { Version = version };
+        snapshot.Peers.Capacity = peers.Length;
+        foreach (var peer in peers)
+            snapshot.Peers.Add(EntryOf(peer));
+        return snapshot;
+    }
+
+    private static PeerEntry EntryOf(RelayPeerState peer) => new() { Id = GuidBytes.ToArray(peer.Id), Name = peer.Info.Name };
+
+    private static LimitsMessage LimitsOf(RelayServerOptions limits) => new()
+    {
+        MaxMessageSize = (uint)limits.MaxMessageSize,
+        MessageRate = (uint)limits.PeerMessageRate,
+        ByteRate = (ulong)limits.PeerByteRate,
+        MaxRooms = (uint)limits.MaxRoomsPerPeer,
+        MaxRoomMembers = (uint)limits.MaxMembersPerRoom,
+        MaxRequestsInFlight = (uint)limits.MaxRequestsInFlight,
+        MaxNameLength = (uint)limits.MaxNameLength,
+    };
+
+    private static Guid NewId()
+    {
+        // Never the relay's own address or the broadcast one (a 2^-122 chance, but an id must never be either).
+        Guid id;
+        do
+            id = Guid.NewGuid();
+        while (id == RelayAddresses.Relay || id == RelayAddresses.Everyone);
+        return id;
+    }
+}

@@ -1,0 +1,118 @@
+using System;
+using System.Threading;
+
+namespace NetServer.P2P;
+
+/// <summary>
+/// The limits of a <see cref="RelayServer"/>, each with a documented outcome (docs/p2p.md,
+/// "Limits"). Set them before <see cref="RelayServer.Start"/>; they are checked there.
+/// </summary>
+public sealed class RelayServerOptions
+{
+    /// <summary>How long a connection may take from its TCP accept to its registration, TLS handshake included (default 10 s). Later: closed with <see cref="DisconnectReason.ProtocolError"/>.</summary>
+    public TimeSpan RegistrationTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Registered peers from one source IP address at once (default 64; 0: no limit). One more is refused with <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.</summary>
+    public int MaxPeersPerAddress { get; set; } = 64;
+
+    /// <summary>Connections at once, registered or not (default 0: no limit); one over it is closed at accept.</summary>
+    public int MaxConnections { get; set; }
+
+    /// <summary>The longest envelope a peer may send, in bytes (default 1 MiB). A longer one closes its connection with <see cref="DisconnectReason.ProtocolError"/> (the message layer's rule); <see cref="RelayClient"/> refuses to send one.</summary>
+    public int MaxMessageSize { get; set; } = 1024 * 1024;
+
+    /// <summary>The longest peer name, in UTF-8 bytes (default 64). Longer: registration refused with <see cref="RelayStatus.InvalidRequest"/>.</summary>
+    public int MaxNameLength { get; set; } = 64;
+
+    /// <summary>
+    /// Messages per second a peer may have relayed (default 50,000; 0: no limit): a token bucket
+    /// holding one second's worth. A message to a room or to everyone counts once per recipient;
+    /// control messages count once. Over it: refused with <see cref="RelayStatus.RateLimited"/>.
+    /// </summary>
+    public int PeerMessageRate { get; set; } = 50_000;
+
+    /// <summary>Envelope bytes per second a peer may have relayed (default 32 MiB; 0: no limit), counted as <see cref="PeerMessageRate"/> counts messages.</summary>
+    public long PeerByteRate { get; set; } = 32L * 1024 * 1024;
+
+    /// <summary>
+    /// Bytes that may wait in one peer's send queue for routed messages (default 4 MiB; at least
+    /// <see cref="MaxMessageSize"/>). A message that would pass it is refused to its sender with
+    /// <see cref="RelayStatus.ResourceLimitExceeded"/>. Control messages (peer deltas, statuses)
+    /// have <see cref="ControlQueueReserve"/> above it; a peer that lets even those pile up is
+    /// disconnected with <see cref="DisconnectReason.SendBufferFull"/>.
+    /// </summary>
+    public int DestinationQueueLimit { get; set; } = 4 * 1024 * 1024;
+
+    /// <summary>Room above <see cref="DestinationQueueLimit"/> in a peer's send queue for the relay's own messages (default 1 MiB).</summary>
+    public int ControlQueueReserve { get; set; } = 1024 * 1024;
+
+    /// <summary>
+    /// Requests a peer may have in flight to other peers through the relay (default 1024). The
+    /// relay remembers each until its reply passes, so only the asked peer can answer it; one more
+    /// is refused with <see cref="RelayStatus.ResourceLimitExceeded"/>.
+    /// </summary>
+    public int MaxRequestsInFlight { get; set; } = 1024;
+
+    /// <summary>How long the relay remembers an unanswered request before its slot may be reused (default 2 min).</summary>
+    public TimeSpan RequestLifetime { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary>Rooms one peer may be in (default 16). One more: <see cref="RelayStatus.TooManyRooms"/>.</summary>
+    public int MaxRoomsPerPeer { get; set; } = 16;
+
+    /// <summary>Members of one room (default 1024). One more: <see cref="RelayStatus.RoomFull"/>.</summary>
+    public int MaxMembersPerRoom { get; set; } = 1024;
+
+    /// <summary>Rooms on the relay (default 10,000). A new one past it: <see cref="RelayStatus.TooManyRooms"/>.</summary>
+    public int MaxRooms { get; set; } = 10_000;
+
+    /// <summary>The longest room name, in UTF-8 bytes (default 64). Longer or empty: <see cref="RelayStatus.InvalidRequest"/>.</summary>
+    public int MaxRoomNameLength { get; set; } = 64;
+
+    /// <summary>The least time between two peer-list snapshots sent to one peer on its request (default 1 s). Sooner: <see cref="RelayStatus.RateLimited"/>.</summary>
+    public TimeSpan SnapshotInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>A copy, so a running server's limits cannot change under it.</summary>
+    internal RelayServerOptions Clone() => (RelayServerOptions)MemberwiseClone();
+
+    /// <summary>Throws for a limit out of range.</summary>
+    internal void Validate()
+    {
+        Positive(RegistrationTimeout, nameof(RegistrationTimeout), infiniteAllowed: true);
+        Positive(RequestLifetime, nameof(RequestLifetime), infiniteAllowed: true);
+        NotNegative(MaxPeersPerAddress, nameof(MaxPeersPerAddress));
+        NotNegative(MaxConnections, nameof(MaxConnections));
+        NotNegative(PeerMessageRate, nameof(PeerMessageRate));
+        NotNegative(PeerByteRate, nameof(PeerByteRate));
+        AtLeast(MaxMessageSize, 256, nameof(MaxMessageSize));
+        AtLeast(MaxNameLength, 0, nameof(MaxNameLength));
+        AtLeast(DestinationQueueLimit, MaxMessageSize, nameof(DestinationQueueLimit));
+        AtLeast(ControlQueueReserve, 64 * 1024, nameof(ControlQueueReserve));
+        AtLeast(MaxRequestsInFlight, 1, nameof(MaxRequestsInFlight));
+        AtLeast(MaxRoomsPerPeer, 0, nameof(MaxRoomsPerPeer));
+        AtLeast(MaxMembersPerRoom, 1, nameof(MaxMembersPerRoom));
+        AtLeast(MaxRooms, 0, nameof(MaxRooms));
+        AtLeast(MaxRoomNameLength, 1, nameof(MaxRoomNameLength));
+        if (SnapshotInterval < TimeSpan.Zero)
+            throw new ArgumentOutOfRangeException(nameof(SnapshotInterval), SnapshotInterval, "The interval cannot be negative.");
+        if ((long)DestinationQueueLimit + ControlQueueReserve + MaxMessageSize > int.MaxValue)
+            throw new ArgumentOutOfRangeException(nameof(DestinationQueueLimit), DestinationQueueLimit, "The queue limit, the control reserve and the message size together must fit in 2 GiB.");
+    }
+
+    private static void Positive(TimeSpan value, string name, bool infiniteAllowed)
+    {
+        if (value <= TimeSpan.Zero && !(infiniteAllowed && value == Timeout.InfiniteTimeSpan))
+            throw new ArgumentOutOfRangeException(name, value, "The time must be positive (or Timeout.InfiniteTimeSpan).");
+    }
+
+    private static void NotNegative(long value, string name)
+    {
+        if (value < 0)
+            throw new ArgumentOutOfRangeException(name, value, "The limit cannot be negative (0: none).");
+    }
+
+    private static void AtLeast(int value, int minimum, string name)
+    {
+        if (value < minimum)
+            throw new ArgumentOutOfRangeException(name, value, $"The limit must be at least {minimum}.");
+    }
+}

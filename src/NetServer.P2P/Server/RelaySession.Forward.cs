@@ -1,0 +1,219 @@
+using System;
+using System.Buffers;
+using NetServer.P2P.Internal;
+using NetServer.P2P.Wire;
+using NetServer.P2P.Wire.Contracts;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P.Server;
+
+// Routing: the envelope was parsed and checked in place by ProtoSession; the relay reads To, the
+// flags and the request id from it, writes the frame with the sender's From into the stack (or a
+// pooled array past 1 KiB) and hands it to the addressee's connection, which copies it into its
+// send queue (or sends it at once when idle). Nothing is allocated per message; the payload is
+// never decoded.
+internal sealed partial class RelaySession
+{
+    // Frames up to this size are built on the stack.
+    private const int StackFrame = 1024;
+
+    private void Route(RelayPeerState peer, in ProtoMessage message)
+    {
+        peer.CountReceived();
+        var envelope = message.Raw;
+        if (RelayKinds.IsReserved(message.HeaderUtf8))
+        {
+            Refuse(peer, in message, RelayStatus.Forbidden, $"Headers under '{RelayKinds.Prefix}' are the relay's own; they are not routed.");
+            return;
+        }
+
+        var to = message.To;
+        if (to == RelayAddresses.Everyone)
+        {
+            FanOut(peer, in message, _relay.PeerArray, "everyone");
+            return;
+        }
+
+        var target = _relay.FindPeer(to);
+        if (target is null)
+        {
+            if (_relay.FindRoom(to) is { } room)
+            {
+                if (room.Contains(peer))
+                    FanOut(peer, in message, room.Members, "room " + room.Name);
+                else
+                    Refuse(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
+            }
+            else
+            {
+                Refuse(peer, in message, RelayStatus.UnknownPeer, $"No peer or room {to} is registered.");
+            }
+
+            return;
+        }
+
+        var now = Milliseconds.Now;
+        if (!peer.TryCharge(1, envelope.Length, now))
+        {
+            Refuse(peer, in message, RelayStatus.RateLimited, RateText());
+            return;
+        }
+
+        // A reply passes only from the peer the request went to; a request is remembered until its reply passes.
+        var id = message.RequestId;
+        if (message.IsResponse && id != 0)
+        {
+            if (!target.Requests.TryComplete(id, peer))
+            {
+                Refuse(peer, in message, RelayStatus.UnexpectedReply, $"Peer {to} has no request {id} to this peer in flight.");
+                return;
+            }
+        }
+        else if (message.IsRequest && id != 0 && !peer.Requests.TryAdd(id, target, now))
+        {
+            Refuse(peer, in message, RelayStatus.ResourceLimitExceeded, $"{_relay.Limits.MaxRequestsInFlight} requests are in flight already.");
+            return;
+        }
+
+        var status = Deliver(peer, target, envelope);
+        if (status == RelayStatus.Ok)
+            return;
+        if (message.IsRequest && id != 0)
+            peer.Requests.Remove(id);
+        Refuse(peer, in message, status, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
+    }
+
+    /// <summary>One copy to <paramref name="target"/>, with the sender's From.</summary>
+    private RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, ReadOnlySpan<byte> envelope)
+    {
+        var frameSize = MessageProtocol.HeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length);
+        if (frameSize <= StackFrame)
+        {
+            Span<byte> frame = stackalloc byte[frameSize];
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame);
+            return Deliver(sender, target, frame.Slice(0, length), copies: 1);
+        }
+
+        var rented = ArrayPool<byte>.Shared.Rent(frameSize);
+        try
+        {
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, rented);
+            return Deliver(sender, target, rented.AsSpan(0, length), copies: 1);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    private static RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, ReadOnlySpan<byte> frame, long copies)
+    {
+        var connection = target.Session.Connection;
+        if (connection is null || target.HasLeft)
+            return RelayStatus.UnknownPeer;
+        var pending = connection.BytesPending;
+        if (pending > 0 && pending + frame.Length > target.Session._relay.Limits.DestinationQueueLimit)
+            return RelayStatus.ResourceLimitExceeded;
+        if (!connection.SendAsync(frame))
+            return connection.IsConnected ? RelayStatus.ResourceLimitExceeded : RelayStatus.UnknownPeer;
+        sender.CountRelayed(copies, frame.Length);
+        return RelayStatus.Ok;
+    }
+
+    /// <summary>
+    /// A message to a room or to everyone: one copy per recipient but the sender, the frame built
+    /// once. The sender is charged for every copy first; recipients whose queues are full are
+    /// skipped, and the sender is told how many with one status.
+    /// </summary>
+    private void FanOut(RelayPeerState sender, in ProtoMessage message, RelayPeerState[] members, string audience)
+    {
+        if (message.IsRequest && message.RequestId != 0)
+        {
+            Refuse(sender, in message, RelayStatus.Forbidden, $"A request goes to one peer, not to {audience}.");
+            return;
+        }
+
+        var recipients = 0;
+        foreach (var member in members)
+            recipients += ReferenceEquals(member, sender) ? 0 : 1;
+        if (recipients == 0)
+            return;
+        var envelope = message.Raw;
+        if (!sender.TryCharge(recipients, envelope.Length, Milliseconds.Now))
+        {
+            Refuse(sender, in message, RelayStatus.RateLimited, RateText() + $" A message to {audience} counts once per recipient ({recipients}).");
+            return;
+        }
+
+        var frameSize = MessageProtocol.HeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length);
+        byte[]? rented = null;
+        var frame = frameSize <= StackFrame ? stackalloc byte[frameSize] : (rented = ArrayPool<byte>.Shared.Rent(frameSize));
+        var skipped = 0;
+        try
+        {
+            frame = frame.Slice(0, EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame));
+            foreach (var member in members)
+            {
+                if (!ReferenceEquals(member, sender) && Deliver(sender, member, frame, copies: 1) != RelayStatus.Ok)
+                    skipped++;
+            }
+        }
+        finally
+        {
+            if (rented is not null)
+                ArrayPool<byte>.Shared.Return(rented);
+        }
+
+        if (skipped > 0)
+            Refuse(sender, in message, RelayStatus.ResourceLimitExceeded, $"{skipped} of {recipients} recipients in {audience} were not reached: their queues were full or they left.");
+    }
+
+    /// <summary>
+    /// Counts a refusal and tells the sender with relay/status: the reply to a refused request (its
+    /// RequestAsync fails at once), else a plain message naming the refused envelope. Not sent to a
+    /// peer whose own queue is over the limit (it is not reading), nor more than once a second for
+    /// plain messages over the rate.
+    /// </summary>
+    private void Refuse(RelayPeerState? peer, in ProtoMessage message, RelayStatus status, string detail)
+    {
+        _relay.CountRefusal(status);
+        peer?.CountRefused();
+        var request = message.IsRequest && message.RequestId != 0;
+        if (status == RelayStatus.RateLimited && !request && peer is not null)
+        {
+            var now = Milliseconds.Now;
+            if (now - peer.LastRateNotice < 1000)
+                return;
+            peer.LastRateNotice = now;
+        }
+
+        if (BytesPending > _relay.Limits.DestinationQueueLimit)
+            return;
+        var notice = RelayServer.Control(RelayKinds.Status);
+        notice.To = peer?.Id ?? Guid.Empty;
+        notice.Pack(new StatusMessage
+        {
+            Status = (uint)status,
+            MessageId = message.Id == Guid.Empty ? null : GuidBytes.ToArray(message.Id),
+            To = message.To == Guid.Empty ? null : GuidBytes.ToArray(message.To),
+            Detail = detail,
+        });
+        if (request)
+            Reply(in message, notice);
+        else
+            SendAsync(notice);
+    }
+
+    /// <summary>Refuses a connection's registration (or what it sent before one) and closes it once the status is out.</summary>
+    private void RefuseAndClose(in ProtoMessage message, RelayStatus status, string detail)
+    {
+        Refuse(null, in message, status, detail);
+        Connection?.DisconnectOnProtocolError($"{status}: {detail}");
+    }
+
+    private string RateText()
+    {
+        var limits = _relay.Limits;
+        return $"Over this peer's rate: {limits.PeerMessageRate} messages and {limits.PeerByteRate} bytes a second.";
+    }
+}

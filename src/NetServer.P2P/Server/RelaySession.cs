@@ -1,0 +1,79 @@
+using System;
+using NetServer.P2P.Internal;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P.Server;
+
+/// <summary>
+/// One connection to the relay. Before registering it may send only relay/register (anything else
+/// closes it), and must do so within the registration timeout of its accept. Registered, its
+/// envelopes are control messages (To empty), or routed to a peer, a room or everyone
+/// (RelaySession.Forward.cs). Its peer id is bound to this session for its life.
+/// </summary>
+internal sealed partial class RelaySession : ProtoSession
+{
+    private static readonly Action<object?> s_registrationExpired = static state => ((RelaySession)state!).OnRegistrationExpired();
+
+    private readonly RelayServer _relay;
+    private readonly Deadline _registration;
+    private volatile RelayPeerState? _peer;
+
+    public RelaySession(RelayHost host, RelayServer relay)
+        : base(host)
+    {
+        _relay = relay;
+        _registration = new Deadline(s_registrationExpired, this);
+    }
+
+    public RelayPeerState? Peer => _peer;
+
+    protected override void OnAttached()
+    {
+        var limits = _relay.Limits;
+        if (Connection is { } connection)
+        {
+            // Routed messages stop at the destination limit; the relay's own messages (deltas,
+            // statuses) have the reserve above it, and one envelope of the largest size still fits.
+            connection.OptionSendBufferLimit = limits.DestinationQueueLimit + limits.ControlQueueReserve + limits.MaxMessageSize;
+        }
+
+        if (limits.RegistrationTimeout != System.Threading.Timeout.InfiniteTimeSpan)
+            _registration.ArmAfter(limits.RegistrationTimeout);
+    }
+
+    protected override void OnConnected()
+    {
+        // Only registered peers take the peer-list deltas (the server's multicast); a session joins
+        // it when it registers. What reached it before (its TLS handshake) carries older versions,
+        // which its client drops.
+        (Connection as StreamSession)?.LeaveMulticast();
+    }
+
+    protected override void OnMessage(in ProtoMessage message)
+    {
+        var peer = _peer;
+        if (peer is null)
+            OnUnregistered(in message);
+        else if (message.To == RelayAddresses.Relay)
+            OnControl(peer, in message);
+        else
+            Route(peer, in message);
+    }
+
+    protected override void OnDisconnected(DisconnectReason reason)
+    {
+        _registration.Disarm();
+        base.OnDisconnected(reason);
+        if (_peer is { } peer)
+            _relay.Depart(peer, reason);
+    }
+
+    /// <summary>Starts taking the peer-list deltas (under the view lock, right after the welcome).</summary>
+    internal void JoinDeltas() => (Connection as StreamSession)?.JoinMulticast();
+
+    private void OnRegistrationExpired()
+    {
+        if (_peer is null)
+            Connection?.DisconnectOnProtocolError($"Not registered within {_relay.Limits.RegistrationTimeout.TotalSeconds:0.###} s of the connection's accept.");
+    }
+}
