@@ -25,6 +25,7 @@ internal sealed class RelayPeerState
     public RelayPeerState(RelaySession session, Guid id, Guid sessionId, string name, IPAddress? address, RelayServerOptions limits, long now)
     {
         Session = session;
+        Outbox = new Outbox(session);
         Id = id;
         SessionId = sessionId;
         Info = new RelayPeer(id, name);
@@ -37,6 +38,9 @@ internal sealed class RelayPeerState
     }
 
     public RelaySession Session { get; }
+
+    /// <summary>Routed frames waiting to go to this peer together.</summary>
+    public Outbox Outbox { get; }
 
     public Guid Id { get; }
 

@@ -111,10 +111,10 @@ internal sealed partial class RelaySession
         var connection = target.Session.Connection;
         if (connection is null || target.HasLeft)
             return RelayStatus.UnknownPeer;
-        var pending = connection.BytesPending;
+        var pending = connection.BytesPending + target.Outbox.Length;
         if (pending > 0 && pending + frame.Length > target.Session._relay.Limits.DestinationQueueLimit)
             return RelayStatus.ResourceLimitExceeded;
-        if (!connection.SendAsync(frame))
+        if (!target.Outbox.Append(frame))
             return connection.IsConnected ? RelayStatus.ResourceLimitExceeded : RelayStatus.UnknownPeer;
         sender.CountRelayed(copies, frame.Length);
         return RelayStatus.Ok;

@@ -1,0 +1,141 @@
+using System;
+using System.Buffers;
+using System.Threading;
+
+namespace NetServer.P2P.Server;
+
+/// <summary>
+/// The frames routed to one peer that wait to go out together: appended by the senders' receive
+/// hooks, handed to the peer's connection as one send by a flush scheduled on the thread pool (or
+/// at once when the buffer fills). Without it every routed message would find the addressee's
+/// queue idle and go out alone, a TLS record and a system call each, from the sender's thread: the
+/// engine gathers the sends a connection makes in its own hooks, not those made to another
+/// connection. This is the engine's scheduled send (what a multicast uses), which its public API
+/// does not offer for one connection.
+/// </summary>
+/// <remarks>Bounded: one pooled buffer of <see cref="Capacity"/> bytes at most, held only while frames wait.</remarks>
+internal sealed class Outbox
+#if NET
+    : IThreadPoolWorkItem
+#endif
+{
+    /// <summary>The most bytes gathered before they are sent without waiting for the flush.</summary>
+    public const int Capacity = 64 * 1024;
+
+#if !NET
+    private static readonly WaitCallback s_flush = static state => ((Outbox)state!).Execute();
+#endif
+
+    private readonly object _lock = new();      // the buffer
+    private readonly object _sendLock = new();  // taking and sending, so gathered bytes leave in the order they came
+    private readonly RelaySession _session;
+    private byte[]? _buffer;
+    private int _length;
+    private bool _scheduled;
+
+    public Outbox(RelaySession session) => _session = session;
+
+    /// <summary>Bytes gathered and not yet handed to the connection.</summary>
+    public int Length => Volatile.Read(ref _length);
+
+    /// <summary>Adds <paramref name="frame"/>; false when the connection is gone.</summary>
+    public bool Append(ReadOnlySpan<byte> frame)
+    {
+        if (frame.Length > Capacity)
+            return SendLarge(frame);
+        while (true)
+        {
+            lock (_lock)
+            {
+                if (_length + frame.Length <= Capacity)
+                {
+                    var buffer = _buffer ??= ArrayPool<byte>.Shared.Rent(Capacity);
+                    frame.CopyTo(buffer.AsSpan(_length));
+                    Volatile.Write(ref _length, _length + frame.Length);
+                    if (!_scheduled)
+                    {
+                        _scheduled = true;
+                        Schedule();
+                    }
+
+                    return true;
+                }
+            }
+
+            // Full: send what is gathered now, then take this frame into a fresh buffer.
+            if (!Flush())
+                return false;
+        }
+    }
+
+    /// <summary>The scheduled flush.</summary>
+    public void Execute() => Flush();
+
+    private bool Flush()
+    {
+        lock (_sendLock)
+        {
+            byte[]? buffer;
+            int length;
+            lock (_lock)
+            {
+                buffer = _buffer;
+                length = _length;
+                _buffer = null;
+                Volatile.Write(ref _length, 0);
+                _scheduled = false;
+            }
+
+            if (buffer is null)
+                return true;
+            try
+            {
+                return length == 0 || _session.Connection?.SendAsync(buffer.AsSpan(0, length)) == true;
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
+    }
+
+    private bool SendLarge(ReadOnlySpan<byte> frame)
+    {
+        lock (_sendLock)
+        {
+            // What was gathered before goes first.
+            byte[]? buffer;
+            int length;
+            lock (_lock)
+            {
+                buffer = _buffer;
+                length = _length;
+                _buffer = null;
+                Volatile.Write(ref _length, 0);
+            }
+
+            var connection = _session.Connection;
+            try
+            {
+                if (buffer is not null && length > 0 && connection?.SendAsync(buffer.AsSpan(0, length)) != true)
+                    return false;
+            }
+            finally
+            {
+                if (buffer is not null)
+                    ArrayPool<byte>.Shared.Return(buffer);
+            }
+
+            return connection?.SendAsync(frame) == true;
+        }
+    }
+
+    private void Schedule()
+    {
+#if NET
+        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+#else
+        ThreadPool.UnsafeQueueUserWorkItem(s_flush, this); // netstandard2.1 has no IThreadPoolWorkItem: a small work item per flush
+#endif
+    }
+}
