@@ -26,7 +26,7 @@ internal sealed class Options
     public string Transport => IsMessageProtocol ? _messageTransport : Protocol switch
     {
         "http" or "ws" => "tcp",
-        "https" or "wss" => "ssl",
+        "https" or "wss" or "relay" => "ssl",
         _ => Protocol,
     };
 
@@ -35,6 +35,9 @@ internal sealed class Options
 
     /// <summary>http: requests each client keeps in flight (pipeline: MESSAGES; get and trace: one).</summary>
     public int Depth => Scenario == "pipeline" ? Messages : 1;
+
+    /// <summary>relay: RelayServer and RelayClient (NetServer.P2P) over TLS; scenario forward.</summary>
+    public bool IsRelay => Protocol == "relay";
 
     /// <summary>msg and proto: messages over a stream transport, counted one by one by the clients.</summary>
     public bool IsMessageProtocol => Protocol is "msg" or "proto";
@@ -119,7 +122,9 @@ internal sealed class Options
                      the client is a raw HTTP/1.1 load client: get, pipeline, trace only) |
                      ws, wss (WebSocket: WsServer and WsClient over TCP, WssServer and WssClient
                      over TLS with ssl's certificates; echo and multicast; binary messages, or
-                     text with --text)
+                     text with --text) |
+                     relay (RelayServer and RelayClient of NetServer.P2P over TLS with ssl's
+                     certificates; scenario forward only)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
                                 sends back whatever it receives (messages = bytes / SIZE); udp:
                                 MESSAGES datagrams of SIZE in flight per client, each echo answered
@@ -139,6 +144,14 @@ internal sealed class Options
                                 with its type (SendBinaryAsync, SendTextAsync); messages are
                                 counted one by one. The client drives any WebSocket echo server,
                                 kestrel-reference's /ws too (--role client -p PORT)
+                     forward    relay: CLIENTS pairs of peers register with the relay; the first of
+                                each pair sends MESSAGES envelopes (a SIZE-byte BenchPing payload,
+                                addressed to its partner) and both send one back for every envelope
+                                they receive: every message is routed by the relay (To read in place,
+                                From rewritten, the bytes copied into the partner's queue). Counts
+                                messages forwarded (received by the peers), one by one. --role
+                                server runs the relay alone and prints the bytes it allocates per
+                                forwarded message; --role client drives a relay of another process
                      multicast  the server multicasts SIZE-byte messages to every client; udp: to a
                                 group the clients join, each datagram numbered (SIZE >= 8) so the
                                 clients can count the ones they missed; msg, ws: one message each
@@ -173,8 +186,8 @@ internal sealed class Options
                                  protobuf-net alone allocates per deserialization, for comparison
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
-          -c, --clients N        working clients (default 1)
-          -m, --messages N       echo, reply: messages in flight per client (default 1000);
+          -c, --clients N        working clients (default 1; relay: pairs of peers)
+          -m, --messages N       echo, reply: messages in flight per client (relay: per pair; default 1000);
                                  http pipeline: requests in flight per client (default 16)
           -s, --size BYTES       message size (default 32)
               --group ADDRESS    udp multicast: the group (default 239.255.0.1; the port is --port)
@@ -322,8 +335,14 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https" or "ws" or "wss"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https, ws, wss).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https" or "ws" or "wss" or "relay"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https, ws, wss, relay).");
+        if (options.IsRelay && positional < 2)
+            options.Scenario = "forward";
+        if (options.IsRelay != (options.Scenario == "forward"))
+            throw new ArgumentException(options.IsRelay ? $"relay has no {options.Scenario} scenario (forward)." : "forward is the relay's scenario.");
+        if (options.IsRelay && options.Size < ProtoEcho.MinPayload)
+            throw new ArgumentException($"A relay payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
         if (options.IsHttp && positional < 2)
             options.Scenario = "get";
         if (options.IsHttp != (options.Scenario is "get" or "pipeline" or "trace"))
@@ -348,7 +367,7 @@ internal sealed class Options
             throw new ArgumentException($"A request path starts with '/', not '{options.RequestPath}'.");
         if (options.Protocol == "proto" && options.Size < ProtoEcho.MinPayload)
             throw new ArgumentException($"A proto payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
-        if (!options.IsHttp && options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
+        if (!options.IsHttp && !options.IsRelay && options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
         if (options.Protocol == "udp" && options.Scenario == "handshake")
             throw new ArgumentException("udp has no handshake scenario (there is no connection to set up).");

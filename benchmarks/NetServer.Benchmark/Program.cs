@@ -38,6 +38,13 @@ internal static partial class Program
             return 0;
         }
 
+        // relay forward runs its own peers (RelayServer, RelayClient), not the factory's.
+        if (options.IsRelay)
+        {
+            ApplyRuntimeOptions(options);
+            return await RunRelayAsync(options);
+        }
+
         PeerFactory peers;
         try
         {
@@ -49,11 +56,7 @@ internal static partial class Program
             return 2;
         }
 
-        // Read by the socket engine when it first starts, so set before any socket exists.
-        if (options.Threads > 0)
-            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT", options.Threads.ToString(CultureInfo.InvariantCulture));
-        if (options.InlineCompletions)
-            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
+        ApplyRuntimeOptions(options);
 
         PrintHeader(options, peers);
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
@@ -66,6 +69,15 @@ internal static partial class Program
         };
         tracer?.Print();
         return code;
+    }
+
+    /// <summary>The socket engine's settings, read when it first starts, so set before any socket exists.</summary>
+    private static void ApplyRuntimeOptions(Options options)
+    {
+        if (options.Threads > 0)
+            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT", options.Threads.ToString(CultureInfo.InvariantCulture));
+        if (options.InlineCompletions)
+            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
     }
 
     private static void PrintHeader(Options o, PeerFactory peers)

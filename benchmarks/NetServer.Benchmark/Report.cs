@@ -29,7 +29,8 @@ internal sealed record Report(
     long? CountedMessages = null,
     string? Transport = null,
     ProtoFigures? Proto = null,
-    bool? Text = null)
+    bool? Text = null,
+    RelayFigures? Relay = null)
 {
     private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
 
@@ -69,6 +70,13 @@ internal sealed record Report(
             Console.WriteLine(string.Create(c, $"protobuf-net alone: {p.DeserializeBytes:F3} B per Serializer.Deserialize<BenchPing> of the {Size}-byte payload"));
         }
 
+        if (Relay is { } r)
+        {
+            Console.WriteLine($"Relay: {r.Forwarded} messages forwarded (its own count, the measured window)");
+            if (r.ServerBytesPerMessage is { } perMessage)
+                Console.WriteLine(string.Create(c, $"Relay alone: {perMessage:F4} B allocated per forwarded message (steady state)"));
+        }
+
         if (Text is { } text)
             Console.WriteLine($"Messages: {(text ? "text" : "binary")}");
         if (Datagrams is { } d)
@@ -100,6 +108,8 @@ internal sealed record Report(
             text = Text,
             protobufNetBytesPerDeserialize = Proto is { } figures ? Math.Round(figures.DeserializeBytes, 3) : (double?)null,
             datagrams = Datagrams,
+            relayForwarded = Relay?.Forwarded,
+            relayBytesPerForward = Relay?.ServerBytesPerMessage is { } relayBytes ? Math.Round(relayBytes, 4) : (double?)null,
         }, s_json));
     }
 
@@ -154,3 +164,6 @@ internal sealed record Report(
 /// own allocation per deserialization of the payload (the floor for a typed echo's B/msg).
 /// </summary>
 internal sealed record ProtoFigures(bool? Typed, double DeserializeBytes);
+
+/// <summary>relay: the messages the relay counted as forwarded in the window, and (its own process) the bytes it allocated per forwarded message.</summary>
+internal sealed record RelayFigures(long Forwarded, double? ServerBytesPerMessage);
