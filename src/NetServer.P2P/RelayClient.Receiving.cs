@@ -12,6 +12,23 @@ namespace NetServer.P2P;
 // (after p2p/ping requests are answered here). All on the connection's receive thread.
 public partial class RelayClient
 {
+    private long _deltasReceived;
+    private long _snapshotsReceived;
+    private int _dropDeltas;
+
+    /// <summary>relay/peer-joined and relay/peer-left received (for tests: no full list is pushed on a change).</summary>
+    internal long DeltasReceived => Volatile.Read(ref _deltasReceived);
+
+    /// <summary>relay/snapshot received (the welcome's list not counted).</summary>
+    internal long SnapshotsReceived => Volatile.Read(ref _snapshotsReceived);
+
+    /// <summary>For tests: the next this many deltas are dropped as if lost, so the one after shows a gap.</summary>
+    internal int DropDeltasForTests
+    {
+        get => Volatile.Read(ref _dropDeltas);
+        set => Volatile.Write(ref _dropDeltas, value);
+    }
+
     /// <summary>The connection's receive hook: every envelope that is not a reply to a request.</summary>
     internal void Receive(in ProtoMessage message)
     {
@@ -39,6 +56,8 @@ public partial class RelayClient
             case RelayKind.Welcome:
                 OnWelcome(message.Unpack<WelcomeMessage>());
                 break;
+            case RelayKind.PeerJoined or RelayKind.PeerLeft when CountDelta():
+                break;
             case RelayKind.PeerJoined:
                 var joined = message.Unpack<PeerJoinedMessage>();
                 AfterDelta(_view.OnJoined(joined.Version, joined.Peer, _changes));
@@ -48,6 +67,7 @@ public partial class RelayClient
                 AfterDelta(_view.OnLeft(left.Version, GuidBytes.Read(left.PeerId), _changes));
                 break;
             case RelayKind.Snapshot:
+                Volatile.Write(ref _snapshotsReceived, _snapshotsReceived + 1);
                 _snapshotAsked = false;
                 var snapshot = message.Unpack<SnapshotMessage>();
                 var gap = _view.OnSnapshot(snapshot, _changes);
@@ -62,6 +82,16 @@ public partial class RelayClient
             default:
                 break; // a kind this client does not know (a newer relay's): ignored, as protobuf ignores unknown fields
         }
+    }
+
+    /// <summary>Counts a delta; true when a test asked for it to be dropped.</summary>
+    private bool CountDelta()
+    {
+        Volatile.Write(ref _deltasReceived, _deltasReceived + 1);
+        if (Volatile.Read(ref _dropDeltas) <= 0)
+            return false;
+        Interlocked.Decrement(ref _dropDeltas);
+        return true;
     }
 
     private void OnWelcome(WelcomeMessage welcome)

@@ -1,0 +1,131 @@
+using System;
+using System.Buffers;
+using NetServer.P2P.Tests.Infrastructure;
+using NetServer.P2P.Wire;
+using NetServer.Protobuf;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.P2P.Tests.Wire;
+
+/// <summary>The relay's one change to a routed envelope: every From replaced by the sender's, the rest byte for byte.</summary>
+public sealed class EnvelopeRewriterTests
+{
+    private static readonly Guid s_sender = new("11111111-2222-3333-4444-555555555555");
+    private static readonly Guid s_spoofed = new("99999999-9999-9999-9999-999999999999");
+    private static readonly Guid s_to = new("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+
+    [Fact]
+    public void A_spoofed_From_is_replaced_and_every_other_field_kept()
+    {
+        var envelope = Encode(new MessageEnvelope("chat") { From = s_spoofed, To = s_to, RequestId = 9, Flags = ProtoFlags.Request }.WithProperty("k", "v"), new Sample { A = 42, Text = "hi" });
+        var rewritten = Rewrite(envelope);
+
+        var message = ProtoMessage.Parse(rewritten);
+        Assert.Equal(s_sender, message.From);
+        Assert.Equal(s_to, message.To);
+        Assert.True(message.HeaderEquals("chat"));
+        Assert.Equal(9ul, message.RequestId);
+        Assert.True(message.IsRequest);
+        Assert.Equal("v", message.GetProperty("k"));
+        Assert.Equal(42, message.Unpack<Sample>().A);
+        Assert.Equal(envelope.Length, rewritten.Length); // one 18-byte From out, one in
+    }
+
+    [Fact]
+    public void A_canonical_envelope_gets_the_From_where_field_order_puts_it()
+    {
+        var envelope = Encode(new MessageEnvelope("x") { From = s_spoofed, To = s_to }, new Sample { A = 1 });
+        var expected = Encode(new MessageEnvelope("x") { From = s_sender, To = s_to }, new Sample { A = 1 }, idOf: envelope);
+        Assert.Equal(expected, Rewrite(envelope));
+    }
+
+    [Fact]
+    public void An_envelope_without_From_gets_one()
+    {
+        var envelope = Encode(new MessageEnvelope("x") { To = s_to }, new Sample { A = 1 });
+        var rewritten = Rewrite(envelope);
+        Assert.Equal(envelope.Length + EnvelopeRewriter.FromFieldSize, rewritten.Length);
+        Assert.Equal(s_sender, ProtoMessage.Parse(rewritten).From);
+    }
+
+    [Fact]
+    public void An_empty_envelope_gets_a_From()
+    {
+        var rewritten = Rewrite([]);
+        Assert.Equal(s_sender, ProtoMessage.Parse(rewritten).From);
+    }
+
+    [Fact]
+    public void Every_From_goes_even_several_and_one_after_the_payload()
+    {
+        // Protobuf keeps the last of a repeated field: a From after the payload would win at the receiver if it stayed.
+        var writer = new ArrayBufferWriter<byte>();
+        writer.Write(Encode(new MessageEnvelope("x") { From = s_spoofed, To = s_to }, new Sample { A = 5 }));
+        var extra = new byte[18];
+        extra[0] = 0x12;
+        extra[1] = 16;
+        GuidBytes.Write(extra.AsSpan(2), s_spoofed);
+        writer.Write(extra);
+        writer.Write(extra);
+        var envelope = writer.WrittenSpan.ToArray();
+        Assert.Equal(s_spoofed, ProtoMessage.Parse(envelope).From);
+
+        var rewritten = Rewrite(envelope);
+        Assert.Equal(s_sender, ProtoMessage.Parse(rewritten).From);
+        Assert.Equal(envelope.Length - 2 * 18, rewritten.Length);
+        Assert.Equal(-1, rewritten.AsSpan().IndexOf(extra.AsSpan(2)));
+    }
+
+    [Fact]
+    public void The_frame_carries_the_rewritten_length_little_endian()
+    {
+        var envelope = Encode(new MessageEnvelope("x") { To = s_to }, new Sample { A = 1 });
+        var frame = new byte[4 + EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
+        var length = EnvelopeRewriter.WriteFrame(envelope, EnvelopeRewriter.FromFieldOf(s_sender), frame);
+        Assert.Equal(4 + envelope.Length + 18, length);
+        Assert.Equal(envelope.Length + 18, BitConverter.ToInt32(frame, 0));
+    }
+
+    [Theory]
+    [InlineData(new byte[] { 0x0A })]                   // a length missing
+    [InlineData(new byte[] { 0x0A, 0x05, 1, 2 })]       // a length past the end
+    [InlineData(new byte[] { 0x08, 0x80 })]             // a varint cut short
+    [InlineData(new byte[] { 0x0B, 0x0C })]             // a group
+    public void Malformed_bytes_are_refused_not_read_past(byte[] envelope)
+    {
+        var destination = new byte[EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
+        Assert.Equal(-1, EnvelopeRewriter.Rewrite(envelope, EnvelopeRewriter.FromFieldOf(s_sender), destination));
+    }
+
+    [Fact]
+    public void Rewriting_allocates_nothing()
+    {
+        var envelope = Encode(new MessageEnvelope("chat") { From = s_spoofed, To = s_to }, new Sample { A = 42, Text = "hi" });
+        var from = EnvelopeRewriter.FromFieldOf(s_sender);
+        var destination = new byte[4 + EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
+        Assert.Equal(0, Allocations.Least(() => EnvelopeRewriter.WriteFrame(envelope, from, destination), roundsPerWindow: 10_000));
+    }
+
+    private static byte[] Rewrite(byte[] envelope)
+    {
+        var destination = new byte[EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
+        var length = EnvelopeRewriter.Rewrite(envelope, EnvelopeRewriter.FromFieldOf(s_sender), destination);
+        Assert.True(length >= 0);
+        return destination.AsSpan(0, length).ToArray();
+    }
+
+    private static byte[] Encode(MessageEnvelope envelope, Sample payload, byte[]? idOf = null)
+    {
+        if (idOf is not null)
+        {
+            var original = ProtoMessage.Parse(idOf);
+            envelope.Id = original.Id;
+            envelope.Timestamp = original.Timestamp;
+        }
+
+        var writer = new ArrayBufferWriter<byte>();
+        EnvelopeCodec.Write(writer, envelope, payload);
+        return writer.WrittenSpan.ToArray();
+    }
+}
