@@ -1,4 +1,6 @@
 using System;
+using System.Buffers;
+using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Net;
@@ -11,11 +13,11 @@ using NetServer.Protobuf;
 
 namespace NetServer.P2P;
 
-// The peer list: registrations and departures, each one version, announced to the other peers as
-// a delta (relay/peer-joined, relay/peer-left) under one lock, so every peer's queue gets the
+// The peer list: registrations and departures, each one version, announced to the registered peers
+// as a delta (relay/peer-joined, relay/peer-left) under one lock, so every peer's queue gets the
 // deltas in version order. A new peer gets the list once, at the version it joined (in
-// relay/welcome), and joins the deltas' multicast in the same locked step: it sees every change
-// after that version exactly once. Nobody is sent the whole list on a change.
+// relay/welcome), and is among the recipients from the next change on, in the same locked step:
+// it sees every change after that version exactly once. Nobody is sent the whole list on a change.
 public partial class RelayServer
 {
     private readonly object _viewLock = new();
@@ -77,8 +79,8 @@ public partial class RelayServer
             grown[peers.Length] = peer;
             _peerArray = grown;
 
-            // The others first (the new one has not joined the multicast), then the new one's own view of this version.
-            _host.Multicast(Control(RelayKinds.PeerJoined), new PeerJoinedMessage { Version = version, Peer = EntryOf(peer) });
+            // The others get the delta; the new one its view of this version, and every delta after it.
+            Announce(peers, Control(RelayKinds.PeerJoined), new PeerJoinedMessage { Version = version, Peer = EntryOf(peer) });
             session.Welcome(peer, new WelcomeMessage
             {
                 PeerId = GuidBytes.ToArray(peer.Id),
@@ -86,7 +88,6 @@ public partial class RelayServer
                 Limits = LimitsOf(limits),
                 Peers = SnapshotLocked(grown, version),
             });
-            session.JoinDeltas();
         }
 
         Interlocked.Increment(ref _registrations);
@@ -126,11 +127,30 @@ public partial class RelayServer
             _departedRelayed += peer.MessagesRelayed;
             _departedBytes += peer.BytesRelayed;
             var version = Interlocked.Increment(ref _version);
-            _host.Multicast(Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
+            Announce(_peerArray, Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
         }
 
         LeaveAllRooms(peer);
         OnPeerLeft(peer.Info, reason);
+    }
+
+    /// <summary>
+    /// Sends one delta to <paramref name="recipients"/> (registered peers only: a connection still in
+    /// its handshake or not registered holds none), serialized once, through each peer's outbox,
+    /// under the view lock, so each peer's deltas are queued in version order.
+    /// </summary>
+    private static void Announce<T>(RelayPeerState[] recipients, MessageEnvelope envelope, T delta)
+    {
+        if (recipients.Length == 0)
+            return;
+        var writer = new ArrayBufferWriter<byte>(256);
+        writer.GetSpan(MessageProtocol.HeaderSize);
+        writer.Advance(MessageProtocol.HeaderSize);
+        EnvelopeCodec.Write(writer, envelope, delta);
+        var frame = writer.WrittenMemory.ToArray();
+        BinaryPrimitives.WriteInt32LittleEndian(frame, frame.Length - MessageProtocol.HeaderSize);
+        foreach (var recipient in recipients)
+            recipient.Outbox.Append(frame);
     }
 
     /// <summary>The list at the current version, for a peer that saw a gap (relay/snapshot).</summary>

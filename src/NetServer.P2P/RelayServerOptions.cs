@@ -38,8 +38,8 @@ public sealed class RelayServerOptions
     /// Bytes that may wait in one peer's send queue for routed messages (default 4 MiB; at least
     /// <see cref="MaxMessageSize"/>). A message that would pass it is refused to its sender with
     /// <see cref="RelayStatus.ResourceLimitExceeded"/>. Control messages (peer deltas, statuses)
-    /// have <see cref="ControlQueueReserve"/> above it; a peer that lets even those pile up is
-    /// disconnected with <see cref="DisconnectReason.SendBufferFull"/>.
+    /// have <see cref="ControlQueueReserve"/> above it; a peer that lets even those pile up (it does
+    /// not read) is disconnected rather than miss any of them.
     /// </summary>
     public int DestinationQueueLimit { get; set; } = 4 * 1024 * 1024;
 

@@ -90,7 +90,7 @@ internal sealed class Outbox
                 return true;
             try
             {
-                return length == 0 || _session.Connection?.SendAsync(buffer.AsSpan(0, length)) == true;
+                return length == 0 || Send(buffer.AsSpan(0, length));
             }
             finally
             {
@@ -114,10 +114,9 @@ internal sealed class Outbox
                 Volatile.Write(ref _length, 0);
             }
 
-            var connection = _session.Connection;
             try
             {
-                if (buffer is not null && length > 0 && connection?.SendAsync(buffer.AsSpan(0, length)) != true)
+                if (buffer is not null && length > 0 && !Send(buffer.AsSpan(0, length)))
                     return false;
             }
             finally
@@ -126,8 +125,24 @@ internal sealed class Outbox
                     ArrayPool<byte>.Shared.Return(buffer);
             }
 
-            return connection?.SendAsync(frame) == true;
+            return Send(frame);
         }
+    }
+
+    /// <summary>
+    /// Hands gathered frames to the connection. Routed frames were admitted under the destination
+    /// limit, so a refusal means the peer lets even the relay's reserve fill (it does not read): it
+    /// is disconnected rather than silently miss frames in the middle of its stream.
+    /// </summary>
+    private bool Send(ReadOnlySpan<byte> frames)
+    {
+        var connection = _session.Connection;
+        if (connection is null)
+            return false;
+        if (connection.SendAsync(frames))
+            return true;
+        connection.Disconnect();
+        return false;
     }
 
     private void Schedule()

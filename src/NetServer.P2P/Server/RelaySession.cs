@@ -41,14 +41,6 @@ internal sealed partial class RelaySession : ProtoSession
             _registration.ArmAfter(limits.RegistrationTimeout);
     }
 
-    protected override void OnConnected()
-    {
-        // Only registered peers take the peer-list deltas (the server's multicast); a session joins
-        // it when it registers. What reached it before (its TLS handshake) carries older versions,
-        // which its client drops.
-        (Connection as StreamSession)?.LeaveMulticast();
-    }
-
     protected override void OnMessage(in ProtoMessage message)
     {
         var peer = _peer;
@@ -67,9 +59,6 @@ internal sealed partial class RelaySession : ProtoSession
         if (_peer is { } peer)
             _relay.Depart(peer, reason);
     }
-
-    /// <summary>Starts taking the peer-list deltas (under the view lock, right after the welcome).</summary>
-    internal void JoinDeltas() => (Connection as StreamSession)?.JoinMulticast();
 
     private void OnRegistrationExpired()
     {
