@@ -36,6 +36,15 @@ public class ProtoSession : MessageSession
 
     internal RequestTable Requests => _channel.Requests;
 
+    /// <summary>
+    /// When true, a reply (response flag) that matches none of this session's own pending requests
+    /// goes to <see cref="OnMessage(in ProtoMessage)"/> like any other envelope, instead of being
+    /// dropped and counted in <see cref="LateReplies"/>: for a session that routes envelopes between
+    /// its peers (a broker, a relay), through which replies to other connections' requests pass.
+    /// Replies to the session's own requests still complete them. Default false.
+    /// </summary>
+    protected bool PassesUnmatchedReplies { get; set; }
+
     /// <summary>Sends <paramref name="envelope"/> (its <see cref="MessageEnvelope.Payload"/> as the payload), serialized straight into the send queue; false if not connected or refused by the send limit.</summary>
     public bool SendAsync(MessageEnvelope envelope) => _channel.Send(envelope);
 
@@ -91,7 +100,7 @@ public class ProtoSession : MessageSession
     /// <inheritdoc/>
     protected sealed override void OnMessage(ReadOnlySpan<byte> message)
     {
-        if (_channel.Accept(message, out var envelope))
+        if (_channel.Accept(message, out var envelope, PassesUnmatchedReplies))
             OnMessage(in envelope);
     }
 

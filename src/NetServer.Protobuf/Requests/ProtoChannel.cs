@@ -29,8 +29,10 @@ internal sealed class ProtoChannel
     /// <summary>
     /// Parses a received message. True: <paramref name="message"/> is for the application. False:
     /// it was handled here (a reply, matched or counted late) or malformed (the connection is closing).
+    /// With <paramref name="passUnmatchedReplies"/>, a reply that matches no pending request is for
+    /// the application too (a broker routing replies between its connections), not counted late.
     /// </summary>
-    public bool Accept(ReadOnlySpan<byte> bytes, out ProtoMessage message)
+    public bool Accept(ReadOnlySpan<byte> bytes, out ProtoMessage message, bool passUnmatchedReplies = false)
     {
         if (!ProtoMessage.TryParse(bytes, out message, out var error))
         {
@@ -40,8 +42,7 @@ internal sealed class ProtoChannel
 
         if (!message.IsResponse || message.RequestId == 0)
             return true;
-        Requests.TryComplete(in message);
-        return false;
+        return !Requests.TryComplete(in message, countLate: !passUnmatchedReplies) && passUnmatchedReplies;
     }
 
     public bool Send(MessageEnvelope envelope)

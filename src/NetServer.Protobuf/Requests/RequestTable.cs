@@ -99,12 +99,13 @@ internal sealed class RequestTable
         return completion.Task;
     }
 
-    /// <summary>Completes the request <paramref name="reply"/> answers, inside the receive hook; false (and counted) when none is pending.</summary>
-    public bool TryComplete(in ProtoMessage reply)
+    /// <summary>Completes the request <paramref name="reply"/> answers, inside the receive hook; false (and counted, with <paramref name="countLate"/>) when none is pending.</summary>
+    public bool TryComplete(in ProtoMessage reply, bool countLate = true)
     {
         if (!TryTake(reply.RequestId, null, out var entry))
         {
-            Interlocked.Increment(ref _lateReplies);
+            if (countLate)
+                Interlocked.Increment(ref _lateReplies);
             return false;
         }
 
