@@ -4,6 +4,7 @@ using System.Diagnostics;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.P2P.Client;
 using NetServer.P2P.Internal;
 using NetServer.P2P.Wire;
 using NetServer.P2P.Wire.Contracts;
@@ -119,10 +120,11 @@ public partial class RelayClient
 
     private async Task<MessageEnvelope> AskPeerAsync(Guid peer, MessageEnvelope request, TimeSpan timeout, CancellationToken cancellationToken)
     {
-        _links.TryGetValue(peer, out var link);
-        link?.CountRequest();
-        link?.CountSent(request.Payload.Length + MessageProtocol.HeaderSize);
-        var departed = link?.Departed ?? CancellationToken.None;
+        // A peer not in the list yet (its delta is on the way) gets its link now, so its departure fails this request too.
+        var link = _links.GetOrAdd(peer, static id => new PeerLink(id));
+        link.CountRequest();
+        link.CountSent(request.Payload.Length + MessageProtocol.HeaderSize);
+        var departed = link.Departed;
         using var linked = departed.CanBeCanceled ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, departed) : null;
         MessageEnvelope reply;
         try
@@ -131,25 +133,28 @@ public partial class RelayClient
         }
         catch (OperationCanceledException) when (departed.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
         {
-            link?.CountFailedRequest();
+            link.CountFailedRequest();
             throw new RelayException(RelayStatus.PeerLeft, $"Peer {peer} left before it answered.");
         }
         catch
         {
-            link?.CountFailedRequest();
+            link.CountFailedRequest();
             throw;
         }
 
         if (reply.From == RelayAddresses.Relay)
         {
-            link?.CountFailedRequest();
-            throw Refusal(reply);
+            link.CountFailedRequest();
+            var refusal = Refusal(reply);
+            if (refusal.Status == RelayStatus.UnknownPeer && !_view.TryGet(peer, out _))
+                _links.TryRemove(peer, out _); // no such peer: no link kept for it
+            throw refusal;
         }
 
         // The relay passes a reply only from the peer asked; a client checks anyway.
         if (reply.From != peer)
         {
-            link?.CountFailedRequest();
+            link.CountFailedRequest();
             throw new RelayException(RelayStatus.UnexpectedReply, $"The reply came from {reply.From}, not from {peer}.");
         }
 

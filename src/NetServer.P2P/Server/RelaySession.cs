@@ -23,6 +23,8 @@ internal sealed partial class RelaySession : ProtoSession
     {
         _relay = relay;
         _registration = new Deadline(s_registrationExpired, this);
+        PassesUnmatchedReplies = true; // peers' replies to each other's requests are routed, not taken as the relay's own
+
     }
 
     public RelayPeerState? Peer => _peer;
