@@ -104,6 +104,7 @@ internal static partial class Program
             peers[i].Start(options.Messages);
 
         var watch = Stopwatch.StartNew();
+        AllocationTracer.Current?.StartWindow();
         var forwarded0 = Forwarded();
         var relayed0 = Relayed();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);

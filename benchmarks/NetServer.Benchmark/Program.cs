@@ -42,7 +42,11 @@ internal static partial class Program
         if (options.IsRelay)
         {
             ApplyRuntimeOptions(options);
-            return await RunRelayAsync(options);
+            using var relayTracer = options.TraceAllocations ? new AllocationTracer() : null;
+            AllocationTracer.Current = relayTracer;
+            var relayCode = await RunRelayAsync(options);
+            relayTracer?.Print();
+            return relayCode;
         }
 
         PeerFactory peers;

@@ -13,7 +13,13 @@ namespace NetServer.P2P.Server;
 /// connection. This is the engine's scheduled send (what a multicast uses), which its public API
 /// does not offer for one connection.
 /// </summary>
-/// <remarks>Bounded: one pooled buffer of <see cref="Capacity"/> bytes at most, held only while frames wait.</remarks>
+/// <remarks>
+/// Bounded: two pooled buffers of <see cref="Capacity"/> bytes at most, one filling while the other
+/// is sent. Under steady traffic they alternate, so nothing is rented per flush (the pool's
+/// per-thread caches do not help here: buffers are rented on the receiving threads and given back
+/// on the pool's); a flush that finds nothing appended meanwhile gives both back, so an idle peer
+/// holds none.
+/// </remarks>
 internal sealed class Outbox
 #if NET
     : IThreadPoolWorkItem
@@ -30,6 +36,7 @@ internal sealed class Outbox
     private readonly object _sendLock = new();  // taking and sending, so gathered bytes leave in the order they came
     private readonly RelaySession _session;
     private byte[]? _buffer;
+    private byte[]? _spare;
     private int _length;
     private bool _scheduled;
 
@@ -49,7 +56,7 @@ internal sealed class Outbox
             {
                 if (_length + frame.Length <= Capacity)
                 {
-                    var buffer = _buffer ??= ArrayPool<byte>.Shared.Rent(Capacity);
+                    var buffer = _buffer ??= TakeSpareLocked();
                     frame.CopyTo(buffer.AsSpan(_length));
                     Volatile.Write(ref _length, _length + frame.Length);
                     if (!_scheduled)
@@ -94,9 +101,39 @@ internal sealed class Outbox
             }
             finally
             {
-                ArrayPool<byte>.Shared.Return(buffer);
+                Recycle(buffer);
             }
         }
+    }
+
+    private byte[] TakeSpareLocked()
+    {
+        var spare = _spare;
+        _spare = null;
+        return spare ?? ArrayPool<byte>.Shared.Rent(Capacity);
+    }
+
+    /// <summary>A sent buffer becomes the spare while frames keep coming; when none came meanwhile, both go back to the pool.</summary>
+    private void Recycle(byte[] sent)
+    {
+        byte[]? idle = null;
+        lock (_lock)
+        {
+            if (_buffer is null)
+            {
+                idle = _spare;
+                _spare = null;
+            }
+            else if (_spare is null)
+            {
+                _spare = sent;
+                return;
+            }
+        }
+
+        ArrayPool<byte>.Shared.Return(sent);
+        if (idle is not null)
+            ArrayPool<byte>.Shared.Return(idle);
     }
 
     private bool SendLarge(ReadOnlySpan<byte> frame)
@@ -122,7 +159,7 @@ internal sealed class Outbox
             finally
             {
                 if (buffer is not null)
-                    ArrayPool<byte>.Shared.Return(buffer);
+                    Recycle(buffer);
             }
 
             return Send(frame);
