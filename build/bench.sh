@@ -8,13 +8,18 @@
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
 #                             in flight); http keep-alive GET and pipelined GET (16 in flight per
 #                             connection) with our own load client, 1 and 100 connections; 3 s each
+#                             relay forward (NetServer.P2P: 100 pairs of peers, every message routed
+#                             by a RelayServer over TLS) with proto echo over TLS beside it;
 #   SECONDS_PER_RUN=10 build/bench.sh
 # The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
 # as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
 # send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), proto
 # echo as a ratio of msg echo (the envelope's cost: parsed and checked on both sides, 107 bytes on
 # the wire for a 32-byte payload) with the bytes protobuf-net alone allocates per deserialization
-# of the payload (what --typed's B/msg is to be compared with), ws echo as a ratio of tcp echo and of
+# of the payload (what --typed's B/msg is to be compared with), relay forward as a ratio of proto
+# echo (over TCP, as run above, and over TLS, the relay's transport: forwarding a routed envelope is
+# no more work than answering one) with the bytes a relay alone (a process of its own) allocates per
+# forwarded message, ws echo as a ratio of tcp echo and of
 # msg echo (a WebSocket frame per message each way: 6 header bytes from the client, masked, 2 from
 # the server) and wss echo as a ratio of ws echo (the cost of TLS), for
 # udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
@@ -92,6 +97,14 @@ for clients in 1 100; do
   run "proto echo typed, $clients client(s)" proto echo --typed -c "$clients"
 done
 
+# The relay: 100 pairs of peers, 1000 envelopes (32-byte payloads) in flight per pair, every one
+# routed by the relay (To read in place, From rewritten, the bytes copied into the partner's
+# queue), over TLS; and proto echo over TLS, the same envelopes answered by a server, to compare.
+echo "== proto echo over TLS, 100 clients"
+run "proto echo ssl, 100 client(s)" proto echo --transport ssl -c 100
+echo "== relay forward, 100 pairs"
+run "relay forward, 100 pairs" relay forward -c 100
+
 # Every 32-byte message answered with a send of its own from OnReceived, on both sides (as chat and
 # game servers do), where echo sends each received chunk back with one send.
 for clients in 1 100; do
@@ -132,6 +145,29 @@ for clients in 1 100; do
   ratio_line "$(printf 'ws echo / msg echo, %3d client(s)' "$clients")" "${rates[ws echo, $clients client(s)]:-}" "$msg"
   ratio_line "$(printf 'wss echo / ws echo, %3d client(s)' "$clients")" "${rates[wss echo, $clients client(s)]:-}" "${rates[ws echo, $clients client(s)]:-}"
 done
+ratio_line "relay forward / proto echo, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo, 100 client(s)]:-}"
+ratio_line "relay forward / proto echo over TLS, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo ssl, 100 client(s)]:-}"
+
+# The relay alone in a process of its own, driven by 100 pairs from another process: the bytes it
+# allocates per forwarded message over its steady state, and the median of its seconds with
+# traffic. Its console is a pipe this script holds: closing it stops the relay (as Enter would).
+mkdir -p artifacts
+relay_port=$((30000 + RANDOM % 10000))
+relay_console="artifacts/relay-server.console"; rm -f "$relay_console"; mkfifo "$relay_console"
+"$bench" relay forward --role server -p "$relay_port" -z 0 <"$relay_console" >artifacts/relay-server.txt 2>&1 &
+relay_pid=$!
+exec 4>"$relay_console"
+sleep 1
+"$bench" relay forward --role client -p "$relay_port" -c 100 -z "$seconds" -q >/dev/null || true
+exec 4>&-
+wait "$relay_pid" || true
+rm -f "$relay_console"
+relay_alloc=$(field "$(grep '^{' artifacts/relay-server.txt)" relayBytesPerForward)
+# "progress: T s  peers N  RATE msg/s forwarded  BYTES B allocated  X B/msg"
+relay_median=$(awk '$1 == "progress:" { print $(NF - 1) }' artifacts/relay-server.txt | sort -g |
+  awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+summary+=("$(printf 'relay alone (a process of its own, 100 pairs): %s B per forwarded message (median second %s)' "${relay_alloc:-?}" "${relay_median:-?}")")
+
 if [ -n "${protobuf_net:-}" ]; then
   summary+=("$(printf 'protobuf-net alone, Deserialize of the 32-byte payload: %s B (the floor for proto echo typed B/msg)' "$protobuf_net")")
 fi

@@ -178,10 +178,11 @@ internal static partial class Program
             }
         }
 
-        // Steady state: from the second sample with traffic (the first holds registrations, JIT) to the last with traffic.
+        // Steady state: from the end of the first second with traffic (registrations, JIT) to the end
+        // of the second-to-last (the last holds the peers' departures: every one a delta to all).
         var busy = Enumerable.Range(1, Math.Max(0, samples.Count - 1)).Where(i => samples[i].Relayed > samples[i - 1].Relayed).ToList();
-        var first = busy.Count > 1 ? busy[1] - 1 : busy.FirstOrDefault() - 1;
-        var last = busy.Count > 0 ? busy[^1] : 0;
+        var first = busy.Count > 2 ? busy[0] : -1;
+        var last = busy.Count > 2 ? busy[^2] : 0;
         var relayed = first >= 0 && last > first ? samples[last].Relayed - samples[first].Relayed : 0;
         var allocated = first >= 0 && last > first ? samples[last].Allocated - samples[first].Allocated : 0;
         var seconds = first >= 0 && last > first ? samples[last].Time - samples[first].Time : 0;
