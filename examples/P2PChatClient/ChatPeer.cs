@@ -3,24 +3,8 @@ using System.Collections.Concurrent;
 using System.Linq;
 using NetServer.P2P;
 using NetServer.Protobuf;
-using ProtoBuf;
 
 namespace NetServer.Examples.P2PChat;
-
-/// <summary>message ChatLine { string text = 1; }: what the chat sends, to a peer, a room or everyone.</summary>
-[ProtoContract]
-public sealed class ChatLine
-{
-    [ProtoMember(1)]
-    public string Text { get; set; } = string.Empty;
-}
-
-/// <summary>The chat's routes (envelope headers).</summary>
-internal static class Routes
-{
-    public const string Say = "chat/say";
-    public const string Ask = "chat/ask";
-}
 
 /// <summary>A chat peer: prints what the relay and the other peers send; answers questions by itself.</summary>
 internal sealed class ChatPeer(SslContext context, string host, int port) : RelayClient(context, host, port)

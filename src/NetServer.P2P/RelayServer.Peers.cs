@@ -127,7 +127,10 @@ public partial class RelayServer
             _departedRelayed += peer.MessagesRelayed;
             _departedBytes += peer.BytesRelayed;
             var version = Interlocked.Increment(ref _version);
-            Announce(_peerArray, Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
+
+            // When the relay stops, everyone is leaving: N deltas to N peers would be wasted work.
+            if (reason != DisconnectReason.ServerStopped)
+                Announce(_peerArray, Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
         }
 
         LeaveAllRooms(peer);

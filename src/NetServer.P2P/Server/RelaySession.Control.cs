@@ -205,6 +205,12 @@ internal sealed partial class RelaySession
         SendAsync(To(RelayServer.Control(RelayKinds.Snapshot), peer), _relay.Snapshot());
     }
 
+    private void DisarmSnapshot()
+    {
+        lock (_snapshotLock)
+            _snapshotDeadline?.Disarm();
+    }
+
     private void SendDeferredSnapshot()
     {
         // On the clock's thread: the list is built on the pool instead, the clock must not wait.

@@ -57,6 +57,7 @@ internal sealed partial class RelaySession : ProtoSession
     protected override void OnDisconnected(DisconnectReason reason)
     {
         _registration.Disarm();
+        DisarmSnapshot();
         base.OnDisconnected(reason);
         if (_peer is { } peer)
             _relay.Depart(peer, reason);

@@ -113,4 +113,18 @@ public sealed class PeerListTests
         Assert.True(healed >= asked);
         Assert.Equal(6, watcher.PeerCount);
     }
+
+    [Fact]
+    public async Task Stopping_the_relay_disconnects_every_peer_without_a_departure_delta_each()
+    {
+        await using var harness = new RelayHarness();
+        var peers = await harness.ConnectManyAsync(10);
+        await RelayHarness.AllSeeAsync(peers, 10);
+        var deltas = peers.Sum(p => p.DeltasReceived);
+
+        Assert.True(harness.Relay.Stop());
+        await Wait.UntilAsync(() => peers.All(p => !p.IsConnected), () => "every peer to be disconnected");
+        Assert.Equal(deltas, peers.Sum(p => p.DeltasReceived)); // 10 x 9 peer-left deltas would be wasted on peers that are all leaving
+        Assert.Equal(0, harness.Relay.PeerCount);
+    }
 }
