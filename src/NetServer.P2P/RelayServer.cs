@@ -111,7 +111,11 @@ public partial class RelayServer : IDisposable
         return false;
     }
 
-    /// <summary>Disconnects the peer with <paramref name="id"/> (the others see it leave); false if no such peer.</summary>
+    /// <summary>
+    /// Disconnects the peer with <paramref name="id"/> (the others see it leave); false if no such
+    /// peer. As <c>MessageSession.Disconnect</c>: from outside a hook it returns once the peer's
+    /// connection closed; from inside one (<see cref="OnPeerRegistered"/>) at once.
+    /// </summary>
     public bool DisconnectPeer(Guid id) => FindPeer(id)?.Session.Disconnect() == true;
 
     /// <summary>One peer's figures.</summary>

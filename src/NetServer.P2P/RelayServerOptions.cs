@@ -39,7 +39,7 @@ public sealed class RelayServerOptions
     /// <see cref="MaxMessageSize"/>). A message that would pass it is refused to its sender with
     /// <see cref="RelayStatus.ResourceLimitExceeded"/>. Control messages (peer deltas, statuses)
     /// have <see cref="ControlQueueReserve"/> above it; a peer that lets even those pile up (it does
-    /// not read) is disconnected rather than miss any of them.
+    /// not read) is disconnected (<see cref="DisconnectReason.ProtocolError"/>) rather than miss any of them.
     /// </summary>
     public int DestinationQueueLimit { get; set; } = 4 * 1024 * 1024;
 

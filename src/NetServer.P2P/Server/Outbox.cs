@@ -169,7 +169,8 @@ internal sealed class Outbox
     /// <summary>
     /// Hands gathered frames to the connection. Routed frames were admitted under the destination
     /// limit, so a refusal means the peer lets even the relay's reserve fill (it does not read): it
-    /// is disconnected rather than silently miss frames in the middle of its stream.
+    /// is disconnected rather than silently miss frames in the middle of its stream. The close
+    /// returns at once (this may run under the relay's view lock, which the departure needs).
     /// </summary>
     private bool Send(ReadOnlySpan<byte> frames)
     {
@@ -178,7 +179,8 @@ internal sealed class Outbox
             return false;
         if (connection.SendAsync(frames))
             return true;
-        connection.Disconnect();
+        if (connection.IsConnected)
+            connection.DisconnectOnProtocolError("The peer does not read: its send queue passed the relay's destination limit and control reserve.");
         return false;
     }
 

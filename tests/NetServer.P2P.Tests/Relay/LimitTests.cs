@@ -105,6 +105,41 @@ public sealed class LimitTests
     }
 
     [Fact]
+    public async Task A_peer_that_lets_even_the_control_reserve_fill_is_disconnected_and_the_others_go_on()
+    {
+        var options = new RelayServerOptions
+        {
+            MaxMessageSize = 32 * 1024, DestinationQueueLimit = 64 * 1024, ControlQueueReserve = 64 * 1024,
+            MaxNameLength = 30_000, PeerByteRate = 0, PeerMessageRate = 0,
+        };
+        await using var harness = new RelayHarness(options);
+        var sender = await harness.ConnectAsync("sender");
+        var slow = await harness.ConnectAsync("slow");
+        slow.KeepMessages = false;
+        slow.Transport.PauseReceiving();
+
+        // Routed messages fill its queue to the destination limit, and keep it there until the
+        // kernel's socket buffers (which grow on loopback) are full too: hundreds of refusals...
+        var payload = new byte[8 * 1024];
+        for (var sent = 0; harness.Relay.GetStatistics().RefusalsOf(RelayStatus.ResourceLimitExceeded) < 300 && sent < 50_000; sent++)
+        {
+            sender.Send(slow.PeerId, new MessageEnvelope("fill") { Payload = payload });
+            if (sent % 64 == 63)
+                await Task.Delay(1);
+        }
+
+        Assert.True(harness.Relay.GetStatistics().RefusalsOf(RelayStatus.ResourceLimitExceeded) >= 300);
+        var slowId = slow.PeerId;
+
+        // ...then deltas (the relay's own messages) overflow the reserve above it: peers with 30 KB names join.
+        for (var i = 0; i < 20 && harness.Relay.TryGetPeer(slowId, out _); i++)
+            await harness.ConnectAsync(new string((char)('a' + i), 30_000));
+        await Wait.UntilAsync(() => !harness.Relay.TryGetPeer(slowId, out _), () => "the relay to drop the peer that does not read");
+        await Wait.UntilAsync(() => sender.LeftIds.Contains(slowId), () => "the others to see it leave");
+        Assert.True(sender.IsRegistered);
+    }
+
+    [Fact]
     public async Task An_envelope_over_the_size_limit_is_refused_by_the_client_and_closes_the_connection_at_the_relay()
     {
         await using var harness = new RelayHarness(new RelayServerOptions { MaxMessageSize = 4096 });
