@@ -33,10 +33,11 @@ public partial class RelayServer
     }
 
     /// <summary>Adds <paramref name="peer"/> to the room named <paramref name="name"/>, made if new; joining a room it is in already is no change.</summary>
-    internal RelayStatus JoinRoom(RelayPeerState peer, string name, out RelayRoomState? joined)
+    internal RelayStatus JoinRoom(RelayPeerState peer, string name, out RelayRoomState? joined, out int members)
     {
         var limits = Limits;
         joined = null;
+        members = 0;
         lock (_roomsLock)
         {
             if (peer.HasLeft)
@@ -45,6 +46,7 @@ public partial class RelayServer
             if (room is not null && room.Contains(peer))
             {
                 joined = room;
+                members = room.Members.Length;
                 return RelayStatus.Ok;
             }
 
@@ -62,19 +64,22 @@ public partial class RelayServer
             room.Add(peer);
             peer.Rooms.Add(room);
             joined = room;
+            members = room.Members.Length; // under the lock: the count this join made
             return RelayStatus.Ok;
         }
     }
 
     /// <summary>Takes <paramref name="peer"/> out of a room (by id, else by name); the last member out ends the room.</summary>
-    internal RelayStatus LeaveRoom(RelayPeerState peer, Guid id, string? name, out RelayRoomState? left)
+    internal RelayStatus LeaveRoom(RelayPeerState peer, Guid id, string? name, out RelayRoomState? left, out int members)
     {
         lock (_roomsLock)
         {
+            members = 0;
             left = FindLocked(id, name);
             if (left is null || !left.Contains(peer))
                 return RelayStatus.NotMember;
             RemoveLocked(peer, left);
+            members = left.Members.Length;
             return RelayStatus.Ok;
         }
     }

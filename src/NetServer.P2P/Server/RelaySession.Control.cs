@@ -121,25 +121,25 @@ internal sealed partial class RelaySession
             return;
         }
 
-        var status = _relay.JoinRoom(peer, name, out var room);
+        var status = _relay.JoinRoom(peer, name, out var room, out var members);
         if (status != RelayStatus.Ok)
         {
             Refuse(peer, in message, status, $"Cannot join room '{name}' (at most {_relay.Limits.MaxRoomsPerPeer} rooms per peer, {_relay.Limits.MaxMembersPerRoom} members per room, {_relay.Limits.MaxRooms} rooms).");
             return;
         }
 
-        ReplyRoom(peer, in message, room!);
+        ReplyRoom(peer, in message, room!, members);
     }
 
     private void LeaveRoom(RelayPeerState peer, in ProtoMessage message)
     {
         if (!TryReadRoom(peer, in message, out var request))
             return;
-        var status = _relay.LeaveRoom(peer, GuidBytes.Read(request.RoomId), request.Name, out var room);
+        var status = _relay.LeaveRoom(peer, GuidBytes.Read(request.RoomId), request.Name, out var room, out var members);
         if (status != RelayStatus.Ok)
             Refuse(peer, in message, status, "Not a member of that room.");
         else
-            ReplyRoom(peer, in message, room!);
+            ReplyRoom(peer, in message, room!, members);
     }
 
     private void RoomMembers(RelayPeerState peer, in ProtoMessage message)
@@ -159,12 +159,12 @@ internal sealed partial class RelaySession
         Reply(in message, To(RelayServer.Control(RelayKinds.RoomMembers), peer).Pack(reply));
     }
 
-    private void ReplyRoom(RelayPeerState peer, in ProtoMessage message, RelayRoomState room) =>
+    private void ReplyRoom(RelayPeerState peer, in ProtoMessage message, RelayRoomState room, int members) =>
         Reply(in message, To(RelayServer.Control(message.Header), peer).Pack(new RoomMessage
         {
             Name = room.Name,
             RoomId = GuidBytes.ToArray(room.Id),
-            Members = (uint)room.Members.Length,
+            Members = (uint)members,
         }));
 
     private bool TryReadRoom(RelayPeerState peer, in ProtoMessage message, out RoomMessage request)
