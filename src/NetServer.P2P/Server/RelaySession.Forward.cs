@@ -23,7 +23,7 @@ internal sealed partial class RelaySession
         var envelope = message.Raw;
         if (RelayKinds.IsReserved(message.HeaderUtf8))
         {
-            Refuse(peer, in message, RelayStatus.Forbidden, $"Headers under '{RelayKinds.Prefix}' are the relay's own; they are not routed.");
+            RefuseCharged(peer, in message, RelayStatus.Forbidden, $"Headers under '{RelayKinds.Prefix}' are the relay's own; they are not routed.");
             return;
         }
 
@@ -42,11 +42,11 @@ internal sealed partial class RelaySession
                 if (room.Contains(peer))
                     FanOut(peer, in message, room.Members, "room " + room.Name);
                 else
-                    Refuse(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
+                    RefuseCharged(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
             }
             else
             {
-                Refuse(peer, in message, RelayStatus.UnknownPeer, $"No peer or room {to} is registered.");
+                RefuseCharged(peer, in message, RelayStatus.UnknownPeer, $"No peer or room {to} is registered.");
             }
 
             return;
@@ -202,6 +202,19 @@ internal sealed partial class RelaySession
             Reply(in message, notice);
         else
             SendAsync(notice);
+    }
+
+    /// <summary>
+    /// Refuses an envelope that goes nowhere, charged to the sender's buckets like a delivered one:
+    /// a flood of envelopes to unknown ids (each answered with a status) is held to the peer's rate,
+    /// and past it gets the rate's one notice a second instead.
+    /// </summary>
+    private void RefuseCharged(RelayPeerState peer, in ProtoMessage message, RelayStatus status, string detail)
+    {
+        if (peer.TryCharge(1, message.Raw.Length, Milliseconds.Now))
+            Refuse(peer, in message, status, detail);
+        else
+            Refuse(peer, in message, RelayStatus.RateLimited, RateText());
     }
 
     /// <summary>Refuses a connection's registration (or what it sent before one) and closes it once the status is out.</summary>

@@ -43,6 +43,22 @@ public sealed class LimitTests
     }
 
     [Fact]
+    public async Task Envelopes_to_unknown_peers_count_against_the_rate_so_their_statuses_cannot_flood()
+    {
+        await using var harness = new RelayHarness(new RelayServerOptions { PeerMessageRate = 50 });
+        var sender = await harness.ConnectAsync("sender");
+        var nobody = Guid.NewGuid();
+        for (var i = 0; i < 500; i++)
+            sender.Send(nobody, new MessageEnvelope("void"));
+        await Wait.UntilAsync(() => harness.Relay.GetStatistics().MessagesReceived >= 500, () => "the relay to take all 500");
+        var statistics = harness.Relay.GetStatistics();
+        Assert.Equal(500, statistics.RefusalsOf(RelayStatus.UnknownPeer) + statistics.RefusalsOf(RelayStatus.RateLimited));
+        Assert.InRange(statistics.RefusalsOf(RelayStatus.UnknownPeer), 50, 150); // a second's worth answered one by one
+        await Wait.UntilAsync(() => sender.Failures.Any(f => f.Status == RelayStatus.RateLimited), () => "the rate notice");
+        Assert.InRange(sender.Failures.Count, 50, 152);                    // not 500 statuses
+    }
+
+    [Fact]
     public async Task Bytes_over_the_peers_byte_rate_are_refused()
     {
         await using var harness = new RelayHarness(new RelayServerOptions { PeerByteRate = 20_000 });
