@@ -97,9 +97,10 @@ for clients in 1 100; do
   run "proto echo typed, $clients client(s)" proto echo --typed -c "$clients"
 done
 
-# The relay: 100 pairs of peers, 1000 envelopes (32-byte payloads) in flight per pair, every one
-# routed by the relay (To read in place, From rewritten, the bytes copied into the partner's
-# queue), over TLS; and proto echo over TLS, the same envelopes answered by a server, to compare.
+# The relay: 100 pairs of peers, 1000 envelopes (32-byte payloads) in flight per peer (as per proto
+# echo client), every one routed by the relay (To read in place, From rewritten, the bytes copied
+# into the partner's queue), over TLS; and proto echo over TLS, the same envelopes answered by a
+# server, to compare.
 echo "== proto echo over TLS, 100 clients"
 run "proto echo ssl, 100 client(s)" proto echo --transport ssl -c 100
 echo "== relay forward, 100 pairs"

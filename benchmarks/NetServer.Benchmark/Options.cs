@@ -144,10 +144,10 @@ internal sealed class Options
                                 with its type (SendBinaryAsync, SendTextAsync); messages are
                                 counted one by one. The client drives any WebSocket echo server,
                                 kestrel-reference's /ws too (--role client -p PORT)
-                     forward    relay: CLIENTS pairs of peers register with the relay; the first of
-                                each pair sends MESSAGES envelopes (a SIZE-byte BenchPing payload,
-                                addressed to its partner) and both send one back for every envelope
-                                they receive: every message is routed by the relay (To read in place,
+                     forward    relay: CLIENTS pairs of peers register with the relay; each peer
+                                sends MESSAGES envelopes (a SIZE-byte BenchPing payload, addressed
+                                to its partner), as each proto echo client does, and sends one back
+                                for every envelope it receives: every message is routed by the relay (To read in place,
                                 From rewritten, the bytes copied into the partner's queue). Counts
                                 messages forwarded (received by the peers), one by one. --role
                                 server runs the relay alone and prints the bytes it allocates per
@@ -187,7 +187,7 @@ internal sealed class Options
               --certs DIR        ssl: folder with server.pfx (password netserver) and ca.pem, the CA
                                  the client trusts (default: certs/ found upwards from the program)
           -c, --clients N        working clients (default 1; relay: pairs of peers)
-          -m, --messages N       echo, reply: messages in flight per client (relay: per pair; default 1000);
+          -m, --messages N       echo, reply: messages in flight per client (relay: per peer; default 1000);
                                  http pipeline: requests in flight per client (default 16)
           -s, --size BYTES       message size (default 32)
               --group ADDRESS    udp multicast: the group (default 239.255.0.1; the port is --port)

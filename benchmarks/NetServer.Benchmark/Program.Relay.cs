@@ -67,7 +67,7 @@ internal static partial class Program
         if (o.Role != Role.Server)
         {
             Console.WriteLine($"Working pairs: {o.Clients} ({2 * o.Clients} peers)");
-            Console.WriteLine($"Working messages: {o.Messages} in flight per pair");
+            Console.WriteLine($"Working messages: {o.Messages} in flight per peer ({2 * o.Messages} per pair)");
         }
 
         Console.WriteLine($"Message size: {o.Size} (a BenchPing payload in an envelope)");
@@ -100,8 +100,9 @@ internal static partial class Program
         long Errors() => peers.Sum(p => p.Errors);
         long Relayed() => relay?.GetStatistics().MessagesRelayed ?? 0;
 
-        for (var i = 0; i < options.Clients; i++)
-            peers[i].Start(options.Messages);
+        // Every peer puts MESSAGES in flight, as every proto echo client does.
+        foreach (var peer in peers)
+            peer.Start(options.Messages);
 
         var watch = Stopwatch.StartNew();
         AllocationTracer.Current?.StartWindow();

@@ -35,7 +35,7 @@ internal sealed class BenchRelayPeer(SslContext context, EndPoint relay) : Relay
         _envelope = writer.WrittenSpan.ToArray();
     }
 
-    /// <summary>Puts <paramref name="messages"/> envelopes in flight.</summary>
+    /// <summary>Puts <paramref name="messages"/> envelopes in flight to the partner.</summary>
     public void Start(int messages)
     {
         for (var i = 0; i < messages; i++)
