@@ -123,10 +123,13 @@ internal static partial class Program
         var forwarded1 = Forwarded();
         var relayed1 = Relayed();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
+        var errors = Errors();
+        foreach (var peer in peers)
+            peer.StopSending();
         await Task.WhenAll(peers.Select(p => p.DisposeAsync().AsTask()));
 
         var report = new Report("relay", "forward", ClientRole(options), target.ToString() ?? "", options.Clients, options.Messages, options.Size,
-            options.Seconds, Errors(), total, (forwarded1 - forwarded0) * options.Size, allocated1 - allocated0,
+            options.Seconds, errors, total, (forwarded1 - forwarded0) * options.Size, allocated1 - allocated0,
             CountedMessages: forwarded1 - forwarded0, Transport: "ssl",
             Relay: relay is null ? null : new RelayFigures(relayed1 - relayed0, null));
         report.Print(options.Json);

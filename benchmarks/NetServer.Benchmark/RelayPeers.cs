@@ -20,6 +20,7 @@ internal sealed class BenchRelayPeer(SslContext context, EndPoint relay) : Relay
     private Guid _partner;
     private long _received;
     private long _errors;
+    private volatile bool _stopped;
 
     public long Received => Volatile.Read(ref _received);
 
@@ -45,8 +46,13 @@ internal sealed class BenchRelayPeer(SslContext context, EndPoint relay) : Relay
         }
     }
 
+    /// <summary>The run is over: what still arrives is not sent back, and refusals (partners already gone) are not errors.</summary>
+    public void StopSending() => _stopped = true;
+
     protected override void OnMessage(in ProtoMessage message)
     {
+        if (_stopped)
+            return;
         Volatile.Write(ref _received, _received + 1);
         if (message.From != _partner)
             Interlocked.Increment(ref _errors);
@@ -56,13 +62,15 @@ internal sealed class BenchRelayPeer(SslContext context, EndPoint relay) : Relay
 
     protected override void OnDeliveryFailed(RelayDeliveryFailure failure)
     {
+        if (_stopped)
+            return;
         ErrorText.Print($"The relay refused a message: {failure}");
         Interlocked.Increment(ref _errors);
     }
 
     protected override void OnDisconnected(DisconnectReason reason)
     {
-        if (reason is not (DisconnectReason.LocalDisconnect or DisconnectReason.Disposed))
+        if (!_stopped && reason is not (DisconnectReason.LocalDisconnect or DisconnectReason.Disposed))
         {
             ErrorText.Print($"A peer's connection to the relay closed: {reason}");
             Interlocked.Increment(ref _errors);
