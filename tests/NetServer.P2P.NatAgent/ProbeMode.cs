@@ -11,7 +11,7 @@ namespace NetServer.P2P.NatAgent;
 /// <summary>
 /// <c>probe [ADDRESS:PORT]</c> (default <c>0.0.0.0:0</c>): one UDP socket, and the commands
 /// <list type="bullet">
-/// <item><c>map REMOTE [WAIT_MS]</c>: one binding request to a reflector; <c>mapped via=REMOTE observed=EP rtt_us=N</c> or <c>timeout via=REMOTE wait_ms=N</c>;</item>
+/// <item><c>map REMOTE [WAIT_MS]</c>: one binding request to a reflector; <c>mapped via=REMOTE observed=EP rtt_us=N</c> or <c>timeout via=REMOTE wait_ms=N</c> (another datagram meanwhile: event <c>stray from=EP bytes=N text=T</c>);</item>
 /// <item><c>send REMOTE TEXT</c>: <c>sent to=REMOTE bytes=N</c>;</item>
 /// <item><c>recv [WAIT_MS]</c>: the next datagram, <c>received from=EP bytes=N text=T</c>, or <c>timeout wait_ms=N</c>;</item>
 /// <item><c>tcp REMOTE [WAIT_MS]</c>: a TCP connection (from another, ephemeral port) to a reflector, <c>tcp-mapped via=REMOTE observed=EP</c> or <c>tcp-failed via=REMOTE error=E</c>.</item>
@@ -83,8 +83,9 @@ internal sealed class ProbeMode : IAgentMode
                 var data = _buffer.AsSpan(0, result.ReceivedBytes);
                 if (!from.Equals(reflector))
                 {
-                    // Not the answer: kept visible as an event rather than lost.
-                    AgentOutput.Line($"received from={from} {AgentOutput.Describe(data)}");
+                    // Not the answer: kept visible as an event rather than lost, under a verb of its
+                    // own so that it is never taken for the reply to a later recv.
+                    AgentOutput.Line($"stray from={from} {AgentOutput.Describe(data)}");
                     continue;
                 }
 

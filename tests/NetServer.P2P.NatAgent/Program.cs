@@ -15,8 +15,9 @@ namespace NetServer.P2P.NatAgent;
 /// (<c>mapped via=203.0.113.1:3478 observed=203.0.113.11:40000 rtt_us=180</c>), except
 /// <c>error</c>, followed by free text. After its mode's own start lines it prints
 /// <c>ready pid=N</c>; then each command line gets exactly one reply line, and the receive loops
-/// may print event lines (<c>received</c>, <c>reflected</c>, <c>accepted</c>) in between. It exits
-/// on <c>quit</c> or at the end of stdin, so it never outlives the test process that started it.
+/// may print event lines (<c>received</c>, <c>reflected</c>, <c>accepted</c>, <c>stray</c>) in
+/// between, never with the verb of a reply of the same mode. It exits on <c>quit</c> or at the
+/// end of stdin, so it never outlives the test process that started it.
 /// A new mode (a P2P <c>peer</c> hosting a RelayClient) is one more <see cref="IAgentMode"/>
 /// added to <see cref="CreateMode"/>.
 /// </remarks>

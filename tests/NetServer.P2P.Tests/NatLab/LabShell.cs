@@ -1,6 +1,8 @@
 using System;
 using System.ComponentModel;
 using System.Diagnostics;
+using System.IO;
+using System.Linq;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
@@ -18,6 +20,8 @@ internal static class LabShell
 {
     /// <summary>The bound of one command: each takes milliseconds, so this only catches a hang.</summary>
     public static readonly TimeSpan CommandTimeout = TimeSpan.FromSeconds(10);
+
+    private static readonly string[] s_sbin = ["/usr/local/sbin", "/usr/sbin", "/sbin"];
 
     /// <summary>Runs <paramref name="command"/>; its output, or a <see cref="NatLabException"/> naming it when it fails.</summary>
     public static async Task<string> RunAsync(params string[] command) => Check(command, await TryRunAsync(null, command));
@@ -79,8 +83,33 @@ internal static class LabShell
         }
     }
 
+    /// <summary>
+    /// The full path of a tool: from PATH, else from the sbin folders a non-login root shell may lack
+    /// on its PATH (tc, sysctl, iptables live there on Debian). Unknown tools are left to PATH.
+    /// </summary>
+    public static string Resolve(string tool)
+    {
+        if (tool.Contains('/', StringComparison.Ordinal))
+            return tool;
+        var path = Environment.GetEnvironmentVariable("PATH") ?? "";
+        foreach (var folder in path.Split(':', StringSplitOptions.RemoveEmptyEntries).Concat(s_sbin))
+        {
+            var candidate = Path.Combine(folder, tool);
+            if (File.Exists(candidate))
+                return candidate;
+        }
+
+        return tool;
+    }
+
     private static Process Start(string[] command, bool redirectInput)
     {
+        command = [.. command];
+        command[0] = Resolve(command[0]);
+
+        // ip execs the command it runs inside a namespace from PATH, which may lack sbin.
+        if (command is [_, "netns", "exec", _, _, ..])
+            command[4] = Resolve(command[4]);
         var info = new ProcessStartInfo(command[0])
         {
             UseShellExecute = false,

@@ -103,7 +103,7 @@ internal sealed partial class NatLab : IAsyncDisposable
     /// </summary>
     public ProgramProcess Start(string ns, string program, params string[] args)
     {
-        var process = ProgramProcess.StartThrough(["ip", "netns", "exec", ns], program, _options.Timeout, args);
+        var process = ProgramProcess.StartThrough([LabShell.Resolve("ip"), "netns", "exec", ns], program, _options.Timeout, args);
         Track(process);
         return process;
     }
@@ -111,7 +111,7 @@ internal sealed partial class NatLab : IAsyncDisposable
     /// <summary>Starts the agent in <paramref name="ns"/> (<c>reflector ...</c>, <c>probe ...</c>) and waits for its <c>ready</c> line.</summary>
     public async Task<NatAgent> StartAgentAsync(string ns, params string[] args)
     {
-        var agent = await NatAgent.StartAsync(ProgramProcess.StartThrough(["ip", "netns", "exec", ns], AgentProgram, _options.Timeout, args), ns);
+        var agent = await NatAgent.StartAsync(ProgramProcess.StartThrough([LabShell.Resolve("ip"), "netns", "exec", ns], AgentProgram, _options.Timeout, args), ns);
         Track(agent);
         return agent;
     }
