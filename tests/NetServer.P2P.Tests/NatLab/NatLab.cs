@@ -90,9 +90,17 @@ internal sealed partial class NatLab : IAsyncDisposable
             await lab.BuildAsync(peers);
             return lab;
         }
-        catch
+        catch (Exception build)
         {
-            await lab.DisposeAsync();
+            try
+            {
+                await lab.DisposeAsync();
+            }
+            catch (Exception teardown)
+            {
+                throw new AggregateException($"Building {lab.Name} failed, and so did tearing it down.", build, teardown);
+            }
+
             throw;
         }
     }
