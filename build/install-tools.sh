@@ -9,6 +9,10 @@
 #                       Debian's npm package would conflict with it)
 #   ws (npm)            a Node.js WebSocket peer, pinned in tests/node/package-lock.json and
 #                       installed into tests/node/node_modules
+#   iproute2, iptables, procps
+#                       ip/tc, iptables and sysctl for the P2P tests' NAT lab (network namespaces, veth
+#                       pairs, a bridge, NAT rules, per-namespace conntrack timeouts: docs/nat-lab.md);
+#                       Debian's iptables is the nft backend
 # Idempotent: only what is missing is installed, and apt-get update runs only then. Needs root for
 # apt-get (run as root, or have sudo). Prints the version of every tool at the end.
 set -euo pipefail
@@ -17,7 +21,7 @@ cd "$(dirname "$0")/.."
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for package in wrk curl openssl chromium fonts-liberation python3-websockets; do
+for package in wrk curl openssl chromium fonts-liberation python3-websockets iproute2 iptables procps; do
   installed "$package" || missing+=("$package")
 done
 command -v node > /dev/null || missing+=(nodejs)
@@ -50,3 +54,5 @@ echo "  chromium:           $(chromium --version 2>/dev/null)"
 echo "  python3-websockets: $(/usr/bin/python3 -c 'import websockets; print(websockets.__version__)') (for /usr/bin/python3)"
 echo "  node:               $(node --version), npm $(npm --version 2>/dev/null)"
 echo "  ws (npm):           $(node -p "require('./tests/node/node_modules/ws/package.json').version")"
+echo "  iproute2:           $(ip -V)"
+echo "  iptables:           $(iptables --version)"

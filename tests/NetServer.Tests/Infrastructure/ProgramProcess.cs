@@ -19,6 +19,7 @@ internal sealed class ProgramProcess : IAsyncDisposable
     private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
     private readonly ConcurrentQueue<string> _transcript = new();
     private readonly TimeSpan _timeout;
+    private int _disposed;
 
     private ProgramProcess(Process process, TimeSpan timeout)
     {
@@ -39,11 +40,21 @@ internal sealed class ProgramProcess : IAsyncDisposable
     /// <summary>As <see cref="Start(string, string[])"/>, with <paramref name="environment"/> added to the program's environment.</summary>
     public static ProgramProcess Start(string name, IReadOnlyDictionary<string, string> environment, params string[] args) => Start(name, TimeSpan.FromSeconds(10), environment, args);
 
-    private static ProgramProcess Start(string name, TimeSpan timeout, IReadOnlyDictionary<string, string> environment, string[] args)
+    private static ProgramProcess Start(string name, TimeSpan timeout, IReadOnlyDictionary<string, string> environment, string[] args) =>
+        StartTool(DotnetHost, timeout, environment, [ProgramDll(name), .. args]);
+
+    /// <summary>
+    /// As <see cref="Start(string, TimeSpan, string[])"/>, through <paramref name="launcher"/>: runs
+    /// <c>launcher... dotnet &lt;name&gt;.dll args</c> (with <c>ip netns exec NAME</c>, inside a network namespace).
+    /// </summary>
+    public static ProgramProcess StartThrough(string[] launcher, string name, TimeSpan timeout, params string[] args) =>
+        StartTool(launcher[0], timeout, new Dictionary<string, string>(), [.. launcher[1..], DotnetHost, ProgramDll(name), .. args]);
+
+    private static string ProgramDll(string name)
     {
         var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
         Assert.True(File.Exists(dll), $"The program is not built next to the tests: {dll}");
-        return StartTool(DotnetHost, timeout, environment, [dll, .. args]);
+        return dll;
     }
 
     /// <summary>Runs a program that is not ours (node, python3...), <paramref name="fileName"/> found on PATH or given whole, with <paramref name="environment"/> added.</summary>
@@ -125,6 +136,26 @@ internal sealed class ProgramProcess : IAsyncDisposable
         return string.Empty;
     }
 
+    /// <summary>The next output line, whatever it is (for a program that answers each command with a line); null once the output ended.</summary>
+    public async Task<string?> ReadLineAsync()
+    {
+        using var timeout = new CancellationTokenSource(_timeout);
+        try
+        {
+            while (await _lines.Reader.WaitToReadAsync(timeout.Token))
+            {
+                if (_lines.Reader.TryRead(out var line))
+                    return line;
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            Assert.Fail($"No output line within {_timeout.TotalSeconds} s. Output:{Environment.NewLine}{Transcript}");
+        }
+
+        return null;
+    }
+
     /// <summary>Waits for output lines equal to each of <paramref name="expected"/>, in any order (other lines are skipped).</summary>
     public async Task WaitForLinesAsync(params string[] expected)
     {
@@ -163,6 +194,9 @@ internal sealed class ProgramProcess : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // Idempotent: a program may be disposed by its test and again by what started it (the NAT lab).
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            return;
         try
         {
             if (!_process.HasExited)
