@@ -1,0 +1,28 @@
+using System.Diagnostics;
+
+namespace NetServer.SecureUdp;
+
+/// <summary>
+/// The limits a session runs with and its clock: the constants of <see cref="SecureUdpConstants"/>
+/// in production (<see cref="Default"/>); tests make smaller ones, and a clock they move, to reach
+/// rekeying and expiry without sealing millions of datagrams or waiting minutes.
+/// </summary>
+internal sealed class SecureUdpLimits
+{
+    private static readonly double s_millisecondsPerTick = 1000.0 / Stopwatch.Frequency;
+
+    public static readonly SecureUdpLimits Default = new();
+
+    public long RekeyAfterDatagrams { get; set; } = SecureUdpConstants.RekeyAfterDatagrams;
+
+    public long RekeyAfterMilliseconds { get; set; } = SecureUdpConstants.RekeyAfterMilliseconds;
+
+    public long PreviousEpochMilliseconds { get; set; } = SecureUdpConstants.PreviousEpochMilliseconds;
+
+    public int MaxEpochsAhead { get; set; } = SecureUdpConstants.MaxEpochsAhead;
+
+    public long CatchUpIntervalMilliseconds { get; set; } = SecureUdpConstants.CatchUpIntervalMilliseconds;
+
+    /// <summary>Milliseconds on a monotonic clock.</summary>
+    public Func<long> Clock { get; set; } = static () => (long)(Stopwatch.GetTimestamp() * s_millisecondsPerTick);
+}
