@@ -4,7 +4,7 @@ namespace NetServer;
 /// The type byte of a secure datagram: the registry of every type there is, kept in this one
 /// place. It is part of the authenticated header, so it cannot be changed in flight; a datagram
 /// whose type is not listed here is dropped before any cryptography. Standalone secure UDP
-/// (<c>SecureUdpServer</c>, <c>SecureUdpClient</c>) sends and delivers
+/// (<see cref="SecureUdpServer"/>, <see cref="SecureUdpClient"/>) sends and delivers
 /// <see cref="Data"/> only; the others are reserved for the relay and P2P layer (docs/secure-udp.md).
 /// </summary>
 public enum SecureDatagramType : byte

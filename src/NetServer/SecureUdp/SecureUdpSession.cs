@@ -111,7 +111,7 @@ public sealed partial class SecureUdpSession : IDisposable
     /// <summary>
     /// Where the other side was last heard from. The session never sets it: its user does, and only
     /// after <c>Open</c> returned <see cref="SecureDatagramStatus.Ok"/> (an endpoint changes only on
-    /// an authenticated datagram). <c>SecureUdpServer</c> answers a session there.
+    /// an authenticated datagram). <see cref="SecureUdpServer"/> answers a session there.
     /// </summary>
     public EndPoint? RemoteEndpoint
     {
