@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace NetServer.SecureUdp;
 
 /// <summary>
@@ -7,10 +5,8 @@ namespace NetServer.SecureUdp;
 /// in production (<see cref="Default"/>); tests make smaller ones, and a clock they move, to reach
 /// rekeying and expiry without sealing millions of datagrams or waiting minutes.
 /// </summary>
-internal sealed class SecureUdpLimits
+internal sealed partial class SecureUdpLimits
 {
-    private static readonly double s_millisecondsPerTick = 1000.0 / Stopwatch.Frequency;
-
     public static readonly SecureUdpLimits Default = new();
 
     public long RekeyAfterDatagrams { get; set; } = SecureUdpConstants.RekeyAfterDatagrams;
@@ -23,6 +19,6 @@ internal sealed class SecureUdpLimits
 
     public long CatchUpIntervalMilliseconds { get; set; } = SecureUdpConstants.CatchUpIntervalMilliseconds;
 
-    /// <summary>Milliseconds on a monotonic clock.</summary>
-    public Func<long> Clock { get; set; } = static () => (long)(Stopwatch.GetTimestamp() * s_millisecondsPerTick);
+    /// <summary>Milliseconds on a monotonic clock (read once per datagram sealed or opened; the limits need no finer grain than the system tick).</summary>
+    public Func<long> Clock { get; set; } = SystemClock;
 }

@@ -19,17 +19,20 @@ public abstract partial class UdpPeer
     /// <summary>The datagram's size on the wire: sealed ones carry a header and a tag.</summary>
     private int WireLength(int payload) => _security is null ? payload : payload + SecureUdpSession.Overhead;
 
-    internal void InvokeReceived(EndPoint endpoint, byte[] buffer, int offset, int size)
+    /// <summary>Delivers a received datagram to OnReceived; false when a secure peer dropped it instead (it did not open, or carries no data).</summary>
+    internal bool InvokeReceived(EndPoint endpoint, byte[] buffer, int offset, int size)
     {
         if (_security is null)
         {
             OnReceived(endpoint, buffer, offset, size);
-            return;
+            return true;
         }
 
         // Opened in place in the receive buffer; a datagram that does not open is counted and dropped.
-        if (_security.Open(endpoint, buffer.AsSpan(offset, size), out var length) is { } session)
-            OnSecureReceived(session, endpoint, buffer, offset + SecureUdpSession.HeaderLength, length);
+        if (_security.Open(endpoint, buffer.AsSpan(offset, size), out var length) is not { } session)
+            return false;
+        OnSecureReceived(session, endpoint, buffer, offset + SecureUdpSession.HeaderLength, length);
+        return true;
     }
 
     /// <summary>A secure peer's authentic datagram (the payload decrypted in <paramref name="buffer"/>); the secure server adds its session-aware hook here.</summary>
@@ -70,7 +73,7 @@ public abstract partial class UdpPeer
             return false;
         var length = WireLength(data.Length);
         byte[]? rented = null;
-        var buffer = length <= SealOnStack ? stackalloc byte[SealOnStack] : (rented = BufferPool.Rent(length));
+        var buffer = length <= SealOnStack ? stackalloc byte[length] : (rented = BufferPool.Rent(length));
         try
         {
             return TrySeal(channel, session, data, buffer) && SendQueued(channel, endpoint, buffer.Slice(0, length));
@@ -88,7 +91,7 @@ public abstract partial class UdpPeer
             return 0;
         var length = WireLength(data.Length);
         byte[]? rented = null;
-        var buffer = length <= SealOnStack ? stackalloc byte[SealOnStack] : (rented = BufferPool.Rent(length));
+        var buffer = length <= SealOnStack ? stackalloc byte[length] : (rented = BufferPool.Rent(length));
         try
         {
             // The caller learns the size of what it sent, not of the sealed datagram.

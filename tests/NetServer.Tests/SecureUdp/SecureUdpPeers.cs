@@ -12,10 +12,12 @@ namespace NetServer.Tests.SecureUdp;
 /// <summary>A secure echo server that records what it got and every error.</summary>
 internal sealed class EchoSecureServer : SecureUdpServer
 {
-    public EchoSecureServer(bool dedicatedThread)
+    /// <param name="dedicatedThread">The I/O mode.</param>
+    /// <param name="askEachDatagram">Receive as NetCoreServer does, one ReceiveAsync() per datagram (from OnStarted, then OnReceived), instead of OptionAutoReceive.</param>
+    public EchoSecureServer(bool dedicatedThread, bool askEachDatagram = false)
         : base(new IPEndPoint(IPAddress.Loopback, 0))
     {
-        OptionAutoReceive = true;
+        OptionAutoReceive = !askEachDatagram;
         OptionDedicatedThread = dedicatedThread;
     }
 
@@ -27,10 +29,18 @@ internal sealed class EchoSecureServer : SecureUdpServer
 
     public IPEndPoint IPEndpoint => (IPEndPoint)Endpoint;
 
+    protected override void OnStarted()
+    {
+        if (!OptionAutoReceive)
+            ReceiveAsync();
+    }
+
     protected override void OnReceived(SecureUdpSession session, EndPoint endpoint, byte[] buffer, long offset, long size)
     {
         Received.Enqueue((session, endpoint, buffer.AsSpan((int)offset, (int)size).ToArray()));
         SendAsync(endpoint, buffer, offset, size);
+        if (!OptionAutoReceive)
+            ReceiveAsync();
     }
 
     protected override void OnError(SocketError error) => Errors.Enqueue(error);
