@@ -17,7 +17,11 @@ internal static class Hkdf
     {
         // RFC 5869 section 2.2: no salt means HashLen zero bytes.
         using var hmac = new HMACSHA256(salt.IsEmpty ? new byte[HashLength] : salt.ToArray());
-        hmac.ComputeHash(ikm.ToArray()).AsSpan().CopyTo(prk);
+        var input = ikm.ToArray();
+        var output = hmac.ComputeHash(input);
+        output.AsSpan().CopyTo(prk);
+        Array.Clear(input, 0, input.Length); // copies of key material do not outlive the call
+        Array.Clear(output, 0, output.Length);
     }
 
     /// <summary>HKDF-Expand: fills <paramref name="output"/> (at most 255 x 32 bytes) from <paramref name="prk"/> and <paramref name="info"/>.</summary>
@@ -27,7 +31,9 @@ internal static class Hkdf
             throw new ArgumentException("HKDF-Expand makes at most 255 x 32 bytes.", nameof(output));
 
         // T(i) = HMAC(PRK, T(i-1) | info | i), T(0) empty; the output is T(1) | T(2) | ... cut to length.
-        using var hmac = new HMACSHA256(prk.ToArray());
+        var key = prk.ToArray();
+        using var hmac = new HMACSHA256(key);
+        Array.Clear(key, 0, key.Length); // the HMAC keeps its own copy, cleared when it is disposed
         var block = new byte[HashLength + info.Length + 1];
         info.CopyTo(block.AsSpan(HashLength));
         byte[]? previous = null;
