@@ -7,9 +7,11 @@
 #                             tcp reply (a send per message) with 1 and 100 clients; TLS handshakes
 #                             (and TCP connects) per second with 8 clients; tcp latency (one message
 #                             in flight); http keep-alive GET and pipelined GET (16 in flight per
-#                             connection) with our own load client, 1 and 100 connections; 3 s each
-#                             relay forward (NetServer.P2P: 100 pairs of peers, every message routed
-#                             by a RelayServer over TLS) with proto echo over TLS beside it;
+#                             connection) with our own load client, 1 and 100 connections; udp and
+#                             sudp (secure UDP) echo with the server's dedicated thread, 1 and 100
+#                             clients; relay forward (NetServer.P2P: 100 pairs of peers, every
+#                             message routed by a RelayServer over TLS) with proto echo over TLS
+#                             beside it; 3 s each
 #   SECONDS_PER_RUN=10 build/bench.sh
 # The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
 # as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
@@ -21,7 +23,8 @@
 # no more work than answering one) with the bytes a relay alone (a process of its own) allocates per
 # forwarded message, ws echo as a ratio of tcp echo and of
 # msg echo (a WebSocket frame per message each way: 6 header bytes from the client, masked, 2 from
-# the server) and wss echo as a ratio of ws echo (the cost of TLS), for
+# the server) and wss echo as a ratio of ws echo (the cost of TLS), sudp echo as a ratio of udp echo
+# (the cost of secure UDP; both servers on a dedicated thread), for
 # udp the share of datagrams lost (UDP drops under overload; a loss is a figure, not a failure),
 # and for latency round trips per second with p50, p99, p99.9 and max.
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
@@ -119,6 +122,15 @@ run "ssl handshakes, 8 clients" ssl handshake -c 8
 echo "== tcp handshake (connects), 8 clients"
 run "tcp connects, 8 clients" tcp handshake -c 8
 
+# Secure UDP against plain UDP, the server in dedicated-thread mode for both: every datagram sealed
+# and opened on both sides (AES-256-GCM). The summary gives sudp echo / udp echo.
+for clients in 1 100; do
+  echo "== udp echo (dedicated thread), $clients client(s)"
+  run "udp echo dedicated, $clients client(s)" udp echo --dedicated-thread -c "$clients"
+  echo "== sudp echo (dedicated thread), $clients client(s)"
+  run "sudp echo dedicated, $clients client(s)" sudp echo --dedicated-thread -c "$clients"
+done
+
 # HTTP/1.1, server and load client in this process (no wrk needed): one GET in flight per
 # connection, and 16 pipelined. build/bench-http.sh holds the server against Kestrel with wrk.
 for clients in 1 100; do
@@ -145,6 +157,7 @@ for clients in 1 100; do
   ratio_line "$(printf 'ws echo / tcp echo, %3d client(s)' "$clients")" "${rates[ws echo, $clients client(s)]:-}" "$tcp"
   ratio_line "$(printf 'ws echo / msg echo, %3d client(s)' "$clients")" "${rates[ws echo, $clients client(s)]:-}" "$msg"
   ratio_line "$(printf 'wss echo / ws echo, %3d client(s)' "$clients")" "${rates[wss echo, $clients client(s)]:-}" "${rates[ws echo, $clients client(s)]:-}"
+  ratio_line "$(printf 'sudp echo / udp echo (dedicated thread), %3d client(s)' "$clients")" "${rates[sudp echo dedicated, $clients client(s)]:-}" "${rates[udp echo dedicated, $clients client(s)]:-}"
 done
 ratio_line "relay forward / proto echo, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo, 100 client(s)]:-}"
 ratio_line "relay forward / proto echo over TLS, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo ssl, 100 client(s)]:-}"

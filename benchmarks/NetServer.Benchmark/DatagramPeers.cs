@@ -17,9 +17,11 @@ internal sealed class BenchUdpServer(IPEndPoint endpoint, bool echo, ServerCount
             SendAsync(endpoint, buffer, offset, size);
     }
 
-    protected override void OnError(SocketError error)
+    protected override void OnError(SocketError error) => Count(counters, error);
+
+    /// <summary>An error of a udp or sudp server: a full send queue drops the datagram, as a full socket buffer would (UDP's loss, not a failure).</summary>
+    public static void Count(ServerCounters counters, SocketError error)
     {
-        // A full send queue drops the datagram, as a full socket buffer would: UDP's loss, not a failure.
         if (error == SocketError.NoBufferSpaceAvailable)
             counters.AddDropped();
         else

@@ -1,6 +1,7 @@
 using System;
 using System.Globalization;
 using System.IO;
+using System.Linq;
 using System.Net;
 
 namespace NetServer.Benchmark;
@@ -38,6 +39,12 @@ internal sealed class Options
 
     /// <summary>relay: RelayServer and RelayClient (NetServer.P2P) over TLS; scenario forward.</summary>
     public bool IsRelay => Protocol == "relay";
+
+    /// <summary>udp and sudp (secure UDP: SecureUdpServer and SecureUdpClient): datagrams, counted by the clients.</summary>
+    public bool IsDatagram => Protocol is "udp" or "sudp";
+
+    /// <summary>sudp with server and client in separate processes: the 32-byte session secret both derive their keys from (--key, hex).</summary>
+    public string? Key { get; private set; }
 
     /// <summary>msg and proto: messages over a stream transport, counted one by one by the clients.</summary>
     public bool IsMessageProtocol => Protocol is "msg" or "proto";
@@ -123,6 +130,9 @@ internal sealed class Options
                      ws, wss (WebSocket: WsServer and WsClient over TCP, WssServer and WssClient
                      over TLS with ssl's certificates; echo and multicast; binary messages, or
                      text with --text) |
+                     sudp (secure UDP: SecureUdpServer and SecureUdpClient, AES-256-GCM, one
+                     session per client; echo only: udp echo with every datagram sealed and opened
+                     on both sides, 30 bytes more on the wire) |
                      relay (RelayServer and RelayClient of NetServer.P2P over TLS with ssl's
                      certificates; scenario forward only)
           SCENARIO   echo       round trip: each client writes MESSAGES x SIZE bytes once, then
@@ -198,7 +208,11 @@ internal sealed class Options
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
-              --dedicated-thread udp server: blocking calls on a thread of its own (OptionDedicatedThread)
+              --dedicated-thread udp, sudp server: blocking calls on a thread of its own (OptionDedicatedThread)
+              --key HEX          sudp with --role server or client: the 32-byte session secret (64 hex
+                                 digits), the same on both sides and new for every run (a server
+                                 holds sessions for clients 0 to CLIENTS - 1: give it -c too); with
+                                 --role both a random one is made
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
               --trace-allocations  print which types were allocated in the measured window
@@ -300,6 +314,9 @@ internal sealed class Options
                 case "--inline":
                     options.InlineCompletions = true;
                     break;
+                case "--key":
+                    options.Key = Next();
+                    break;
                 case "--dedicated-thread":
                     options.DedicatedThread = true;
                     break;
@@ -335,14 +352,20 @@ internal sealed class Options
             }
         }
 
-        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https" or "ws" or "wss" or "relay"))
-            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, msg, proto, http, https, ws, wss, relay).");
+        if (options.Protocol is not ("tcp" or "uds" or "ssl" or "udp" or "msg" or "proto" or "http" or "https" or "ws" or "wss" or "relay" or "sudp"))
+            throw new ArgumentException($"Unknown protocol '{options.Protocol}' (tcp, uds, ssl, udp, sudp, msg, proto, http, https, ws, wss, relay).");
         if (options.IsRelay && positional < 2)
             options.Scenario = "forward";
         if (options.IsRelay != (options.Scenario == "forward"))
             throw new ArgumentException(options.IsRelay ? $"relay has no {options.Scenario} scenario (forward)." : "forward is the relay's scenario.");
         if (options.IsRelay && options.Size < ProtoEcho.MinPayload)
             throw new ArgumentException($"A relay payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
+        if (options.Protocol == "sudp" && options.Scenario != "echo")
+            throw new ArgumentException($"sudp has no {options.Scenario} scenario (echo).");
+        if (options.Key is not null && (options.Protocol != "sudp" || options.Key.Length != 2 * SecureUdpSession.SecretLength || !options.Key.All(Uri.IsHexDigit)))
+            throw new ArgumentException($"--key is for sudp: {SecureUdpSession.SecretLength} bytes as {2 * SecureUdpSession.SecretLength} hex digits.");
+        if (options.Protocol == "sudp" && options.Role != Role.Both && options.Key is null)
+            throw new ArgumentException("sudp with server and client in separate processes needs --key (the same new secret on both sides, e.g. from openssl rand -hex 32).");
         if (options.IsHttp && positional < 2)
             options.Scenario = "get";
         if (options.IsHttp != (options.Scenario is "get" or "pipeline" or "trace"))
@@ -369,12 +392,12 @@ internal sealed class Options
             throw new ArgumentException($"A proto payload (a BenchPing of exactly SIZE bytes) needs --size {ProtoEcho.MinPayload} or more.");
         if (!options.IsHttp && !options.IsRelay && options.Scenario is not ("echo" or "reply" or "latency" or "multicast" or "handshake"))
             throw new ArgumentException($"Unknown scenario '{options.Scenario}' (echo, reply, latency, multicast, handshake).");
-        if (options.Protocol == "udp" && options.Scenario == "handshake")
+        if (options.IsDatagram && options.Scenario == "handshake")
             throw new ArgumentException("udp has no handshake scenario (there is no connection to set up).");
-        if (options.Protocol == "udp" && options.Scenario is "reply" or "latency")
-            throw new ArgumentException($"udp has no {options.Scenario} scenario (tcp, uds and ssl have; udp echo answers each datagram with a send of its own).");
-        if (options.Protocol == "udp" && options.Size > UdpPeer.MaxDatagramPayload)
-            throw new ArgumentException($"A udp message (one datagram) holds at most {UdpPeer.MaxDatagramPayload} bytes.");
+        if (options.IsDatagram && options.Scenario is "reply" or "latency")
+            throw new ArgumentException($"{options.Protocol} has no {options.Scenario} scenario (tcp, uds and ssl have; udp echo answers each datagram with a send of its own).");
+        if (options.IsDatagram && options.Size > UdpPeer.MaxDatagramPayload - (options.Protocol == "sudp" ? SecureUdpSession.Overhead : 0))
+            throw new ArgumentException($"A {options.Protocol} message (one datagram) holds at most {UdpPeer.MaxDatagramPayload - (options.Protocol == "sudp" ? SecureUdpSession.Overhead : 0)} bytes.");
         if (options.Protocol == "udp" && options.Scenario == "multicast" && !IPAddress.TryParse(options.Group, out _))
             throw new ArgumentException($"The multicast group '{options.Group}' is not an IP address.");
         if (options.Role != Role.Server && options.Seconds == 0)

@@ -21,6 +21,8 @@ internal sealed class PeerFactory
     private readonly SslContext? _serverTls;
     private readonly SslContext? _clientTls;
     private byte[]? _envelope;
+    private BenchKeys? _secureKeys;
+    private int _nextClient;
 
     private PeerFactory(Options options, string? certificateFolder)
     {
@@ -85,6 +87,7 @@ internal sealed class PeerFactory
             "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
             "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
             "udp" => ServerHandle.Of(CreateUdpServer(_options.Scenario == "echo", counters), counters, Group),
+            "sudp" => ServerHandle.Of(CreateSecureUdpServer(counters), counters, group: null),
             "http" => ServerHandle.Of(new BenchHttpServer(IPEndpoint, counters) { OptionNoDelay = true }, counters),
             "https" => ServerHandle.Of(new BenchHttpsServer(_serverTls!, IPEndpoint, counters) { OptionNoDelay = true }, counters),
             _ => ServerHandle.Of(new BenchUdsServer(_options.EffectivePath, mode, counters), counters),
@@ -138,6 +141,21 @@ internal sealed class PeerFactory
             OptionMulticastInterface = MulticastInterface,
         };
 
+    /// <summary>sudp: the udp echo server, secure, with a session for each of the run's clients (0 to CLIENTS - 1).</summary>
+    private BenchSecureUdpServer CreateSecureUdpServer(ServerCounters counters)
+    {
+        var server = new BenchSecureUdpServer(IPEndpoint, counters)
+        {
+            OptionAutoReceive = true,
+            OptionDedicatedThread = _options.DedicatedThread,
+            OptionReceiveBufferSize = UdpServerSocketBuffer,
+            OptionSendBufferSize = UdpServerSocketBuffer,
+        };
+        for (var client = 0; client < _options.Clients; client++)
+            server.Sessions.TryAdd(SecureKeys.Server(client));
+        return server;
+    }
+
     /// <summary>A stream client with <paramref name="behavior"/> (the handshake and latency scenarios make their own).</summary>
     public StreamClient CreateClient(EndPoint target, ClientBehavior behavior) => target switch
     {
@@ -182,7 +200,7 @@ internal sealed class PeerFactory
             return ClientHandle.Of(CreateClient(target, requests), requests);
         }
 
-        if (_options.Protocol != "udp")
+        if (!_options.IsDatagram)
         {
             ClientBehavior behavior = _options.Scenario switch
             {
@@ -197,6 +215,12 @@ internal sealed class PeerFactory
         var ip = (IPEndPoint)target;
 
         // The receive buffer is the largest datagram expected (SIZE), not 64 KiB per client.
+        if (_options.Protocol == "sudp")
+        {
+            var session = SecureKeys.Client(_nextClient++);
+            return ClientHandle.Of(new BenchSecureUdpClient(ip, session, datagrams) { OptionAutoReceive = true, OptionMaxDatagramSize = _options.Size + SecureUdpSession.Overhead }, datagrams, group: null);
+        }
+
         if (Group is null)
             return ClientHandle.Of(new BenchUdpClient(ip, datagrams) { OptionAutoReceive = true, OptionMaxDatagramSize = _options.Size }, datagrams, group: null);
 
@@ -211,6 +235,9 @@ internal sealed class PeerFactory
         client.SetupMulticast(true);
         return ClientHandle.Of(client, datagrams, ip.Address);
     }
+
+    /// <summary>sudp: the run's keys (--key, or random when server and clients share this process).</summary>
+    private BenchKeys SecureKeys => _secureKeys ??= BenchKeys.Create(_options.Key);
 
     /// <summary>proto: the envelope every client sends, made once (its length is the same in every process).</summary>
     public byte[] Envelope => _envelope ??= ProtoEcho.Envelope(_options.Size);

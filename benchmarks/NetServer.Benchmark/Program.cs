@@ -98,6 +98,8 @@ internal static partial class Program
             Console.WriteLine(o.EffectivePort == 0 ? "Server port: any free port" : $"Server port: {o.EffectivePort}");
         if (peers.CertificateFolder is not null)
             Console.WriteLine($"Certificates: {peers.CertificateFolder}");
+        if (o.Protocol == "sudp")
+            Console.WriteLine($"Secure UDP: AES-256-GCM, one session per client, {SecureUdpSession.Overhead} bytes of header and tag per datagram");
         if (peers.Group is not null)
             Console.WriteLine($"Multicast group: {peers.Group} on interface {(peers.MulticastInterface == 0 ? "of the system's choice" : $"index {peers.MulticastInterface}")}");
         if (o.Scenario == "multicast" && o.Role != Role.Client && o.Rate > 0)
@@ -106,7 +108,7 @@ internal static partial class Program
         {
             Console.WriteLine($"Working clients: {o.Clients}");
             if (o.Scenario == "echo")
-                Console.WriteLine(o.Protocol == "udp" ? $"Working messages: {o.Messages} datagrams in flight per client" : $"Working messages: {o.Messages}");
+                Console.WriteLine(o.IsDatagram ? $"Working messages: {o.Messages} datagrams in flight per client" : $"Working messages: {o.Messages}");
             else if (o.Scenario == "reply")
                 Console.WriteLine($"Working messages: {o.Messages}, each answered with a send of its own");
             else if (o.Scenario == "latency")
@@ -378,7 +380,7 @@ internal static partial class Program
 
         await ticking.CancelAsync();
         await ticks;
-        var datagrams = options.Protocol == "udp" ? await CountDatagramsAsync(options, clients, server) : null;
+        var datagrams = options.IsDatagram ? await CountDatagramsAsync(options, clients, server) : null;
         if (measured is not null)
             await measured();
         await Task.WhenAll(clients.Select(c => c.DisposeAsync().AsTask()));

@@ -80,7 +80,8 @@ internal sealed partial class DatagramChannel
             // the call waits asks for the same datagram, one made in OnReceived for the next.
             Volatile.Write(ref _receiveWanted, 0);
             _owner.CountReceived(received);
-            RaiseReceived(source!, buffer, received);
+            if (!RaiseReceived(source!, buffer, received))
+                Volatile.Write(ref _receiveWanted, 1); // a secure peer dropped it unopened: the wish still waits for a datagram
             return ReceiveNext.Delivered;
         }
 
@@ -249,17 +250,21 @@ internal sealed partial class DatagramChannel
         }
     }
 
-    /// <summary>Runs OnReceived; a hook that throws is reported through OnError(Exception) and receiving goes on.</summary>
-    private void RaiseReceived(EndPoint source, byte[] buffer, int count, int offset = 0)
+    /// <summary>
+    /// Runs OnReceived; a hook that throws is reported through OnError(Exception) and receiving goes
+    /// on. False when no hook ran: a secure peer dropped the datagram (it did not open).
+    /// </summary>
+    private bool RaiseReceived(EndPoint source, byte[] buffer, int count, int offset = 0)
     {
         CallbackScope.Enter();
         try
         {
-            _owner.InvokeReceived(source, buffer, offset, count);
+            return _owner.InvokeReceived(source, buffer, offset, count);
         }
         catch (Exception e)
         {
             _owner.ReportHandlerFailure(e);
+            return true;
         }
         finally
         {

@@ -28,10 +28,12 @@ public abstract partial class UdpPeer
     /// (<see cref="ReceiveAsync"/>, <see cref="OptionAutoReceive"/>).
     /// </summary>
     /// <returns>The datagram's size; 0 when not started, on timeout or on error (OnError says which).</returns>
-    /// <exception cref="InvalidOperationException">Asynchronous receiving is active.</exception>
+    /// <exception cref="InvalidOperationException">Asynchronous receiving is active, or this is a secure peer (<see cref="SecureUdpServer"/>, <see cref="SecureUdpClient"/>).</exception>
     public virtual long Receive(ref EndPoint endpoint, byte[] buffer, long offset, long size)
     {
         ThrowHelper.ValidateRange(buffer, offset, size, out var start, out var count);
+        if (_security is not null)
+            ThrowHelper.ThrowInvalidOperation("Secure UDP delivers opened datagrams through OnReceived only: use ReceiveAsync() or OptionAutoReceive.");
         if (Channel is not { } channel)
             return 0;
         var received = channel.ReceiveBlocking(buffer, start, count, out var source);

@@ -126,9 +126,60 @@ public abstract partial class UdpPeer
         if (cancellationToken.IsCancellationRequested)
             return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
         var channel = Channel;
-        if (channel is null || !CheckDatagram(channel, endpoint, buffer.Length))
+        if (channel is null || !CheckDatagram(channel, endpoint, WireLength(buffer.Length)))
             return new ValueTask<bool>(false);
+        return _security is null
+            ? SendAwaitable(channel, endpoint, buffer, cancellationToken)
+            : SendAwaitableSealed(channel, endpoint, buffer.Span, cancellationToken);
+    }
 
+    // --- Shared paths: checked here, sealed by UdpPeer.Secure.cs for secure peers, then sent ---
+
+    private bool SendQueued(EndPoint endpoint, ReadOnlySpan<byte> data)
+    {
+        var channel = Channel;
+        if (channel is null || !CheckDatagram(channel, endpoint, WireLength(data.Length)))
+            return false;
+        return _security is null ? SendQueued(channel, endpoint, data) : SendQueuedSealed(channel, endpoint, data);
+    }
+
+    private static bool SendQueued(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data)
+    {
+        var status = channel.Send(endpoint, data, roomWaiter: null, completion: null);
+        if (status == DatagramSendStatus.Full)
+            channel.ReportError(SocketError.NoBufferSpaceAvailable);
+        return status is DatagramSendStatus.Sent or DatagramSendStatus.Queued;
+    }
+
+    private long SendBlocking(EndPoint endpoint, ReadOnlySpan<byte> data)
+    {
+        var channel = Channel;
+        if (channel is null || !CheckDatagram(channel, endpoint, WireLength(data.Length)))
+            return 0;
+        return _security is null ? SendBlocking(channel, endpoint, data) : SendBlockingSealed(channel, endpoint, data);
+    }
+
+    private static long SendBlocking(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data)
+    {
+        // Outside hooks the caller waits for a queued datagram's outcome; inside one it cannot.
+        var completion = CallbackScope.IsActive ? null : SendWaiter.ForFlush(0, synchronous: true);
+        switch (channel.Send(endpoint, data, roomWaiter: null, completion))
+        {
+            case DatagramSendStatus.Sent:
+                return data.Length;
+            case DatagramSendStatus.Queued:
+                return completion is null || completion.WaitSynchronously() ? data.Length : 0;
+            case DatagramSendStatus.Full:
+                channel.ReportError(SocketError.NoBufferSpaceAvailable);
+                return 0;
+            default:
+                return 0;
+        }
+    }
+
+    /// <summary>The awaitable send of checked (and, for a secure peer, sealed) bytes: at once when there is room, else parked.</summary>
+    private static ValueTask<bool> SendAwaitable(DatagramChannel channel, EndPoint endpoint, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
         var status = channel.Send(endpoint, buffer.Span, roomWaiter: null, completion: null);
         if (status != DatagramSendStatus.Full)
             return new ValueTask<bool>(status is DatagramSendStatus.Sent or DatagramSendStatus.Queued);
@@ -145,41 +196,6 @@ public abstract partial class UdpPeer
 
         waiter.RegisterCancellation(cancellationToken);
         return new ValueTask<bool>(waiter.Task);
-    }
-
-    // --- Shared paths ---
-
-    private bool SendQueued(EndPoint endpoint, ReadOnlySpan<byte> data)
-    {
-        var channel = Channel;
-        if (channel is null || !CheckDatagram(channel, endpoint, data.Length))
-            return false;
-        var status = channel.Send(endpoint, data, roomWaiter: null, completion: null);
-        if (status == DatagramSendStatus.Full)
-            channel.ReportError(SocketError.NoBufferSpaceAvailable);
-        return status is DatagramSendStatus.Sent or DatagramSendStatus.Queued;
-    }
-
-    private long SendBlocking(EndPoint endpoint, ReadOnlySpan<byte> data)
-    {
-        var channel = Channel;
-        if (channel is null || !CheckDatagram(channel, endpoint, data.Length))
-            return 0;
-
-        // Outside hooks the caller waits for a queued datagram's outcome; inside one it cannot.
-        var completion = CallbackScope.IsActive ? null : SendWaiter.ForFlush(0, synchronous: true);
-        switch (channel.Send(endpoint, data, roomWaiter: null, completion))
-        {
-            case DatagramSendStatus.Sent:
-                return data.Length;
-            case DatagramSendStatus.Queued:
-                return completion is null || completion.WaitSynchronously() ? data.Length : 0;
-            case DatagramSendStatus.Full:
-                channel.ReportError(SocketError.NoBufferSpaceAvailable);
-                return 0;
-            default:
-                return 0;
-        }
     }
 
     /// <summary>

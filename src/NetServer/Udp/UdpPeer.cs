@@ -304,8 +304,6 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
         _datagramsReceived.Increment();
     }
 
-    internal void InvokeReceived(EndPoint endpoint, byte[] buffer, int offset, int size) => OnReceived(endpoint, buffer, offset, size);
-
     internal void InvokeSent(EndPoint endpoint, int sent) => OnSent(endpoint, sent);
 
     internal void InvokeError(SocketError error) => OnError(error);

@@ -1,0 +1,93 @@
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+
+namespace NetServer.SecureUdp;
+
+/// <summary>
+/// What makes a <see cref="UdpPeer"/> secure, written once for <see cref="SecureUdpServer"/> and
+/// <see cref="SecureUdpClient"/>: every datagram received is opened in place through the session
+/// table before any hook sees it (a bad one is counted and dropped), and every datagram sent is
+/// sealed with the session for its target: the client's one session, or on a server the session
+/// last authenticated from that endpoint (an endpoint changes only on an authenticated datagram).
+/// </summary>
+internal sealed class DatagramSecurity
+{
+    private readonly SecureUdpSession? _only;
+    private readonly ConcurrentDictionary<EndPoint, SecureUdpSession>? _byEndpoint;
+    private long _dropped;
+
+    private DatagramSecurity(SecureUdpSessionTable sessions, SecureUdpSession? only)
+    {
+        Sessions = sessions;
+        _only = only;
+        if (only is not null)
+            return;
+        _byEndpoint = new ConcurrentDictionary<EndPoint, SecureUdpSession>();
+        sessions.Removed = Forget;
+    }
+
+    /// <summary>The sessions datagrams are opened for.</summary>
+    public SecureUdpSessionTable Sessions { get; }
+
+    /// <summary>Datagrams received and not delivered: refused by the table or a session, or authentic but not <see cref="SecureDatagramType.Data"/>.</summary>
+    public long DatagramsDropped => Interlocked.Read(ref _dropped);
+
+    /// <summary>A server's: many sessions, each answered at the endpoint it was last heard from.</summary>
+    public static DatagramSecurity ForServer(SecureUdpSessionTable sessions) => new(sessions, null);
+
+    /// <summary>A client's: one session, which seals everything the client sends.</summary>
+    public static DatagramSecurity ForClient(SecureUdpSession session)
+    {
+        var sessions = new SecureUdpSessionTable();
+        sessions.TryAdd(session);
+        return new DatagramSecurity(sessions, session);
+    }
+
+    /// <summary>
+    /// Opens a received datagram in place; returns its session when it is authentic application
+    /// data (the payload is then <c>datagram.Slice(HeaderLength, payloadLength)</c>), else null.
+    /// </summary>
+    public SecureUdpSession? Open(EndPoint source, Span<byte> datagram, out int payloadLength)
+    {
+        var status = Sessions.Open(datagram, out var session, out var type, out payloadLength);
+        if (status != SecureDatagramStatus.Ok)
+        {
+            Interlocked.Increment(ref _dropped);
+            return null;
+        }
+
+        Bind(session!, source);
+        if (type == SecureDatagramType.Data)
+            return session;
+        Interlocked.Increment(ref _dropped); // a keepalive (or a P2P type) carries nothing for OnReceived
+        return null;
+    }
+
+    /// <summary>The session to seal a datagram for <paramref name="target"/> with; null when none is bound to it.</summary>
+    public SecureUdpSession? SessionFor(EndPoint target) =>
+        _only ?? (_byEndpoint!.TryGetValue(target, out var session) ? session : null);
+
+    /// <summary>Roaming: the session is answered where its last authenticated datagram came from.</summary>
+    private void Bind(SecureUdpSession session, EndPoint source)
+    {
+        var previous = session.RemoteEndpoint;
+        if (ReferenceEquals(previous, source) || source.Equals(previous))
+            return;
+        session.RemoteEndpoint = source;
+        if (_byEndpoint is null)
+            return;
+        _byEndpoint[source] = session;
+        if (previous is not null)
+            Unmap(previous, session);
+    }
+
+    private void Forget(SecureUdpSession session)
+    {
+        if (session.RemoteEndpoint is { } endpoint)
+            Unmap(endpoint, session);
+    }
+
+    /// <summary>Removes <paramref name="endpoint"/>'s entry only while it still names <paramref name="session"/>.</summary>
+    private void Unmap(EndPoint endpoint, SecureUdpSession session) =>
+        ((ICollection<KeyValuePair<EndPoint, SecureUdpSession>>)_byEndpoint!).Remove(new KeyValuePair<EndPoint, SecureUdpSession>(endpoint, session));
+}
