@@ -80,10 +80,12 @@ public class MulticastOnConnectTests(ITestOutputHelper output)
         const int Peers = 6;
         await using var harness = new ServerHarness(kind);
         var joined = 0;
+        var announced = 0;
         harness.Probe.Connected = session =>
         {
             var n = Interlocked.Increment(ref joined);
             Assert.True(harness.Multicast(Encoding.ASCII.GetBytes($"joined {n}\n")));
+            Interlocked.Increment(ref announced); // the next peer connects only now, so "joined n" is made before "joined n+1"
         };
         Assert.True(harness.Start());
 
@@ -93,7 +95,7 @@ public class MulticastOnConnectTests(ITestOutputHelper output)
             for (var i = 0; i < Peers; i++)
             {
                 peers.Add(await harness.ConnectRawAsync());
-                await Wait.UntilAsync(() => Volatile.Read(ref joined) == peers.Count, "the server's OnConnected");
+                await Wait.UntilAsync(() => Volatile.Read(ref announced) == peers.Count, "the server's OnConnected to multicast the join");
             }
 
             // Peer k (1-based) got the joins k..Peers, in order, and nothing else.
@@ -173,7 +175,14 @@ public class MulticastOnConnectTests(ITestOutputHelper output)
         const int Message = 4 * 1024;
         await using var harness = new ServerHarness(TransportKind.Ssl);
         StreamSession? stalled = null;
-        harness.Probe.ConfigureSession = probe => probe.Connected = session => session.OptionSendBufferLimit = Limit;
+        // Only the stalled (first) session gets the small limit: the healthy one may still be
+        // handshaking when the multicasts start, and then waits for them in its queue as well.
+        var configured = 0;
+        harness.Probe.ConfigureSession = probe =>
+        {
+            if (Interlocked.Increment(ref configured) == 1)
+                probe.Connected = session => session.OptionSendBufferLimit = Limit;
+        };
         harness.Probe.Connected = session => stalled ??= session;
         Assert.True(harness.Start());
 
