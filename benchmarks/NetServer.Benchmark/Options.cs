@@ -73,6 +73,9 @@ internal sealed class Options
 
     public bool InlineCompletions { get; private set; }
 
+    /// <summary>Client: the server's process, whose CPU time over the measured window the report gives per message (--server-pid).</summary>
+    public int? ServerPid { get; private set; }
+
     /// <summary>udp: the server runs its socket on a thread of its own with blocking calls (OptionDedicatedThread).</summary>
     public bool DedicatedThread { get; private set; }
 
@@ -185,6 +188,9 @@ internal sealed class Options
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
+              --server-pid PID   client: report the CPU time (user + system, /proc/PID/stat) the
+                                 server's process used in the measured window, per message
+                                 ("serverCpuNsPerMessage"); the server runs as another process
               --dedicated-thread udp server: blocking calls on a thread of its own (OptionDedicatedThread)
               --no-json          do not print the JSON result line
           -q, --quiet            no progress line
@@ -287,6 +293,9 @@ internal sealed class Options
                 case "--inline":
                     options.InlineCompletions = true;
                     break;
+                case "--server-pid":
+                    options.ServerPid = NextInt(1);
+                    break;
                 case "--dedicated-thread":
                     options.DedicatedThread = true;
                     break;
@@ -360,6 +369,8 @@ internal sealed class Options
             throw new ArgumentException($"The multicast group '{options.Group}' is not an IP address.");
         if (options.Role != Role.Server && options.Seconds == 0)
             throw new ArgumentException("A client needs --seconds greater than 0.");
+        if (options.ServerPid is not null && (options.Role != Role.Client || options.Scenario is "latency" or "handshake"))
+            throw new ArgumentException("--server-pid is for a client role (echo, reply, multicast and the http and message scenarios) driving a server in another process.");
         if (options.InFlight > int.MaxValue)
             throw new ArgumentException("messages x size must fit in 2 GiB.");
         return options;
