@@ -22,8 +22,8 @@
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
 # measures our TCP and UDP echo servers against it with the same client, in the same run, the
 # server CPU time per message of our tcp and ssl echo servers against echoref's (each server a
-# process of its own), tcp latency against both servers with the same client, and the bytes our UDP echo server (a
-# process of its own) allocates per datagram. build/bench-ws.sh holds the ws and wss echo servers
+# process of its own), tcp latency against both servers with the same client, and the bytes our
+# UDP echo server (a process of its own) allocates per datagram. build/bench-ws.sh holds the ws and wss echo servers
 # against Kestrel's (kestrel-reference /ws) with the same client; build/bench-http.sh the http
 # server with wrk.
 set -euo pipefail
