@@ -7,6 +7,12 @@
 #   PROTOCOL=udp build/compare-echoref.sh    UDP: echoref udpserver vs our udp echo server
 #   ROUNDS=3 SECONDS_PER_RUN=3 CLIENTS="100" INLINE=1 build/compare-echoref.sh
 #   PROTOCOL=udp DEDICATED=1 build/compare-echoref.sh
+#   SCENARIO=reply CLIENTS=100 NETSERVER_ONLY=1 build/compare-echoref.sh
+# SCENARIO=reply drives both servers with our reply client (a send of its own per 32-byte message,
+# as NetCoreServer's TcpEchoClient does) instead of the echo client; NETSERVER_ONLY=1 leaves out
+# echoref's own client. With our client, each round also gives each server's CPU time per message
+# (user + system of its process, from /proc, over the client's measured window: --server-pid),
+# and the summary their medians and ratio (issue 18: ours at most 1.5x echoref's, 100 clients).
 # INLINE=1 runs our server with inline socket completions (--inline); DEDICATED=1 runs our UDP
 # server on a thread of its own with blocking calls (--dedicated-thread). Every client keeps
 # MESSAGES x SIZE in flight (default 1000 x 32: TCP 32000 bytes, UDP 1000 datagrams of 32 bytes).
@@ -40,7 +46,15 @@ our_pid=$!
 trap 'kill $ref_pid $our_pid 2>/dev/null || true' EXIT
 sleep 2
 
-ours_client() { "$bench" "$protocol" echo --role client -p "$1" -c "$2" -m "$messages" -s "$size" -z "$seconds" -q | grep -o '"messagesPerSecond":[0-9.]*' | cut -d: -f2; }
+scenario="${SCENARIO:-echo}"
+case "$scenario" in echo) ;; reply) [ "$protocol" = tcp ] || { echo "SCENARIO=reply is for tcp." >&2; exit 2; } ;; *) echo "SCENARIO is echo or reply, not $scenario." >&2; exit 2 ;; esac
+field() { grep -o "\"$1\":[0-9.]*" | cut -d: -f2; }
+# ours_client PORT CLIENTS PID: "RATE CPU" (CPU: the server's ns per message, or ? without /proc).
+ours_client() {
+  local out
+  out=$("$bench" "$protocol" "$scenario" --role client -p "$1" -c "$2" -m "$messages" -s "$size" -z "$seconds" -q --server-pid "$3")
+  echo "$(echo "$out" | field messagesPerSecond) $(echo "$out" | field serverCpuNsPerMessage | grep . || echo '?')"
+}
 ref_client() {
   if [ "$protocol" = udp ]; then
     artifacts/echoref udpclient 127.0.0.1 "$1" "$2" "$messages" "$size" "$seconds" | grep 'Datagram throughput' | grep -o '[0-9.]*' | head -n 1
@@ -53,21 +67,36 @@ ref_client() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# A short run against each server first, so the rounds do not time our server's JIT warm-up.
+"$bench" "$protocol" echo --role client -p "$port_our" -c 100 -z 1 -q >/dev/null || true
+
+clients_used=(netserver-bench echoref); [ "${NETSERVER_ONLY:-0}" = 1 ] && clients_used=(netserver-bench)
 summary=()
 for c in $clients; do
-  for client in netserver-bench echoref; do
-    ratios=()
+  for client in "${clients_used[@]}"; do
+    ratios=(); cpu_ref=(); cpu_our=()
     for round in $(seq "$rounds"); do
-      if [ "$client" = echoref ]; then ref=$(ref_client "$port_ref" "$c"); our=$(ref_client "$port_our" "$c")
-      else ref=$(ours_client "$port_ref" "$c"); our=$(ours_client "$port_our" "$c"); fi
+      if [ "$client" = echoref ]; then
+        ref=$(ref_client "$port_ref" "$c"); our=$(ref_client "$port_our" "$c")
+        cpu=""
+      else
+        read -r ref c_ref < <(ours_client "$port_ref" "$c" "$ref_pid"); read -r our c_our < <(ours_client "$port_our" "$c" "$our_pid")
+        cpu_ref+=("$c_ref"); cpu_our+=("$c_our")
+        cpu=", server CPU/msg: echoref $c_ref ns, NetServer $c_our ns"
+      fi
       r=$(ratio "$our" "$ref")
       ratios+=("$r")
-      echo "$protocol, clients $c, $client client, round $round: echoref $ref msg/s, NetServer $our msg/s, ratio $r"
+      echo "$protocol, clients $c, $client client ($scenario), round $round: echoref $ref msg/s, NetServer $our msg/s, ratio $r$cpu"
     done
-    summary+=("$(printf '%s %3d client(s), %-15s client: median NetServer/echoref %s' "$protocol" "$c" "$client" "$(printf '%s\n' "${ratios[@]}" | median)")")
+    line="$(printf '%s %3d client(s), %-15s client: median NetServer/echoref %s' "$protocol" "$c" "$client" "$(printf '%s\n' "${ratios[@]}" | median)")"
+    if [ "$client" != echoref ] && ! printf '%s\n' "${cpu_ref[@]}" "${cpu_our[@]}" | grep -q '?'; then
+      m_ref=$(printf '%s\n' "${cpu_ref[@]}" | median); m_our=$(printf '%s\n' "${cpu_our[@]}" | median)
+      line="$line; median server CPU/msg: NetServer $m_our ns, echoref $m_ref ns, ratio $(ratio "$m_our" "$m_ref")"
+    fi
+    summary+=("$line")
   done
 done
 
 echo
-echo "Summary ($rounds rounds of $seconds s; client and servers share this machine):"
+echo "Summary ($rounds rounds of $seconds s, $scenario client; client and servers share this machine):"
 printf '  %s\n' "${summary[@]}"

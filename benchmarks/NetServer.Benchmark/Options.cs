@@ -83,6 +83,9 @@ internal sealed class Options
 
     public bool InlineCompletions { get; private set; }
 
+    /// <summary>Client: the server's process, whose CPU time over the measured window the report gives per message (--server-pid).</summary>
+    public int? ServerPid { get; private set; }
+
     /// <summary>udp: the server runs its socket on a thread of its own with blocking calls (OptionDedicatedThread).</summary>
     public bool DedicatedThread { get; private set; }
 
@@ -208,6 +211,9 @@ internal sealed class Options
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
+              --server-pid PID   client: report the CPU time (user + system, /proc/PID/stat) the
+                                 server's process used in the measured window, per message
+                                 ("serverCpuNsPerMessage"); the server runs as another process
               --dedicated-thread udp, sudp server: blocking calls on a thread of its own (OptionDedicatedThread)
               --key HEX          sudp with --role server or client: the 32-byte session secret (64 hex
                                  digits), the same on both sides and new for every run (a server
@@ -317,6 +323,9 @@ internal sealed class Options
                 case "--key":
                     options.Key = Next();
                     break;
+                case "--server-pid":
+                    options.ServerPid = NextInt(1);
+                    break;
                 case "--dedicated-thread":
                     options.DedicatedThread = true;
                     break;
@@ -402,6 +411,8 @@ internal sealed class Options
             throw new ArgumentException($"The multicast group '{options.Group}' is not an IP address.");
         if (options.Role != Role.Server && options.Seconds == 0)
             throw new ArgumentException("A client needs --seconds greater than 0.");
+        if (options.ServerPid is not null && (options.Role != Role.Client || options.Scenario is "latency" or "handshake"))
+            throw new ArgumentException("--server-pid is for a client role (echo, reply, multicast and the http and message scenarios) driving a server in another process.");
         if (options.InFlight > int.MaxValue)
             throw new ArgumentException("messages x size must fit in 2 GiB.");
         return options;

@@ -362,6 +362,7 @@ internal static partial class Program
         var bytes0 = Received();
         var messages0 = Messages();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
+        var serverCpu0 = options.ServerPid is { } pid0 ? ProcessCpu.Seconds(pid0) : null;
         AllocationTracer.Current?.StartWindow();
         var lastTime = 0.0;
         var lastMessages = messages0;
@@ -377,6 +378,7 @@ internal static partial class Program
         var bytes1 = Received();
         var messages1 = Messages();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
+        var serverCpu1 = options.ServerPid is { } pid1 ? ProcessCpu.Seconds(pid1) : null;
 
         await ticking.CancelAsync();
         await ticks;
@@ -388,7 +390,8 @@ internal static partial class Program
         var report = new Report(options.Protocol, options.Scenario, ClientRole(options), target.ToString() ?? "",
             options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
             options.IsMessageProtocol || options.IsWebSocket ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
-            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options), WsText(options));
+            counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options), WsText(options),
+            serverCpu1 - serverCpu0);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }

@@ -30,7 +30,8 @@ internal sealed record Report(
     string? Transport = null,
     ProtoFigures? Proto = null,
     bool? Text = null,
-    RelayFigures? Relay = null)
+    RelayFigures? Relay = null,
+    double? ServerCpuSeconds = null)
 {
     private static readonly JsonSerializerOptions s_json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull, PropertyNamingPolicy = JsonNamingPolicy.CamelCase };
 
@@ -46,6 +47,9 @@ internal sealed record Report(
 
     public double AllocatedBytesPerMessage => TotalMessages > 0 ? (double)AllocatedBytes / TotalMessages : 0;
 
+    /// <summary>The server process's CPU time per message in the measured window (--server-pid), in nanoseconds.</summary>
+    public double? ServerCpuNsPerMessage => ServerCpuSeconds is { } cpu && TotalMessages > 0 ? cpu * 1e9 / TotalMessages : null;
+
     public void Print(bool json)
     {
         var c = CultureInfo.InvariantCulture;
@@ -59,6 +63,8 @@ internal sealed record Report(
         Console.WriteLine($"Message latency: {FormatNanoseconds(LatencyNanoseconds)}");
         Console.WriteLine(string.Create(c, $"Message throughput: {MessagesPerSecond:F0} msg/s"));
         Console.WriteLine(string.Create(c, $"Allocated: {AllocatedBytesPerMessage:F3} B/msg ({FormatBytes(AllocatedBytes)} in this process, {Role})"));
+        if (ServerCpuNsPerMessage is { } serverCpu)
+            Console.WriteLine(string.Create(c, $"Server CPU: {serverCpu:F1} ns/msg ({ServerCpuSeconds:F2} s of user + system time in the measured window)"));
         if (Proto is { } p)
         {
             Console.WriteLine(p.Typed switch
@@ -110,6 +116,8 @@ internal sealed record Report(
             datagrams = Datagrams,
             relayForwarded = Relay?.Forwarded,
             relayBytesPerForward = Relay?.ServerBytesPerMessage is { } relayBytes ? Math.Round(relayBytes, 4) : (double?)null,
+            serverCpuSeconds = ServerCpuSeconds is { } cpu ? Math.Round(cpu, 2) : (double?)null,
+            serverCpuNsPerMessage = ServerCpuNsPerMessage is { } perMessage ? Math.Round(perMessage, 1) : (double?)null,
         }, s_json));
     }
 

@@ -84,6 +84,9 @@ internal sealed class ProgramProcess : IAsyncDisposable
 
     public string Transcript => string.Join(Environment.NewLine, _transcript);
 
+    /// <summary>The program's process id (for figures read from /proc, such as its CPU time).</summary>
+    public int ProcessId => _process.Id;
+
     /// <summary>Types a line at the program's console.</summary>
     public async Task TypeAsync(string line)
     {
