@@ -391,7 +391,7 @@ internal static partial class Program
             options.Clients, options.IsHttp ? options.Depth : options.Messages, options.Size, options.Seconds, Errors(), total,
             options.IsMessageProtocol || options.IsWebSocket ? (messages1 - messages0) * options.Size : bytes1 - bytes0, allocated1 - allocated0, datagrams,
             counted ? messages1 - messages0 : null, counted ? options.Transport : null, ProtoFigures(options), WsText(options),
-            serverCpu1 - serverCpu0);
+            ServerCpuSeconds: serverCpu1 - serverCpu0);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }

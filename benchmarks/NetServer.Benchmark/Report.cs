@@ -79,8 +79,8 @@ internal sealed record Report(
         if (Relay is { } r)
         {
             Console.WriteLine($"Relay: {r.Forwarded} messages forwarded (its own count, the measured window)");
-            if (r.ServerBytesPerMessage is { } perMessage)
-                Console.WriteLine(string.Create(c, $"Relay alone: {perMessage:F4} B allocated per forwarded message (steady state)"));
+            if (r.ServerBytesPerMessage is { } relayPerMessage)
+                Console.WriteLine(string.Create(c, $"Relay alone: {relayPerMessage:F4} B allocated per forwarded message (steady state)"));
         }
 
         if (Text is { } text)
