@@ -37,6 +37,14 @@ internal sealed partial class Connection
                     continue;
                 }
 
+                if (waitFirst && HeldForResume())
+                {
+                    waitFirst = false;
+                    if (!RedeliverRetained())
+                        break;
+                    continue;
+                }
+
                 if (waitFirst)
                 {
                     // A zero-byte read waits for data without holding a receive buffer (SslStream

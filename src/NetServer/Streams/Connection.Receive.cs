@@ -33,6 +33,9 @@ internal sealed partial class Connection
     private int _pause;           // PausedBy* flags; the send-backlog flag changes only under the send lock
     private int _readSize;        // 0 until the first loop starts
     private int _minReadSize;
+    private int _resumes;         // resumes of an application pause (see HeldForResume)
+    private int _resumesSeen;     // _resumes when the last delivery began
+    private bool _deliveryTook;   // the last delivery consumed bytes
     private volatile bool _answered; // the last delivery's hook queued sends on this connection
 
     /// <summary>
@@ -55,6 +58,8 @@ internal sealed partial class Connection
     /// <summary>Reads again; retained bytes are delivered first (on the thread pool, not on the caller's thread).</summary>
     public void ResumeReceiving()
     {
+        if ((Volatile.Read(ref _pause) & PausedByApplication) != 0)
+            Interlocked.Increment(ref _resumes); // before the flag: a loop that sees the flag clear also sees this
         if (ClearPause(PausedByApplication) == 0)
             ResumeLoopLater();
     }
@@ -152,6 +157,14 @@ internal sealed partial class Connection
                 {
                     if (!ParkOrGoOn(ref parked))
                         return;
+                    continue;
+                }
+
+                if (waitFirst && HeldForResume())
+                {
+                    waitFirst = false;
+                    if (!RedeliverRetained())
+                        break;
                     continue;
                 }
 
@@ -269,10 +282,12 @@ internal sealed partial class Connection
         while (true)
         {
             var protocol = _owner.Protocol;
+            _resumesSeen = Volatile.Read(ref _resumes);
             var bytes = _receiveBuffer.WrittenSegment;
             var consumed = RaiseReceived(bytes.Array!, bytes.Offset, bytes.Count);
             if (consumed < 0)
                 return false;
+            _deliveryTook = consumed > 0;
             _receiveBuffer.Consume(consumed);
             if (!IsOpen)
             {
@@ -297,6 +312,17 @@ internal sealed partial class Connection
             $"The protocol consumed none of {limit} buffered bytes: its next unit of input is larger than the receive limit (OptionReceiveBufferLimit = {limit} bytes)."));
         return false;
     }
+
+    /// <summary>
+    /// Before a loop waits for data: whether the retained bytes were held for a resume that came
+    /// while this loop still ran (so it scheduled nothing): the hook paused, took what it could,
+    /// and was resumed from another thread (an HTTP answer from a pool thread) during the delivery
+    /// or before the loop looked at the pause again. Those bytes need another delivery, not more
+    /// input: the peer may have sent everything already. A delivery that took nothing does not
+    /// count, so a hook that resumes itself cannot make the loop spin.
+    /// </summary>
+    private bool HeldForResume() =>
+        _receiveBuffer.Length != 0 && _deliveryTook && Volatile.Read(ref _resumes) != _resumesSeen;
 
     /// <summary>Delivers retained bytes before reading again (after a resume); false when the connection is ending.</summary>
     private bool RedeliverRetained() => _receiveBuffer.Length == 0 || !IsOpen || Volatile.Read(ref _pause) != 0 || Deliver();
