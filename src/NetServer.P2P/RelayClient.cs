@@ -119,10 +119,18 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
     public bool TryGetPeer(Guid id, out RelayPeer? peer) => _view.TryGet(id, out peer);
 
     /// <summary>How messages reach <paramref name="peer"/>: <see cref="RelayPath.Relayed"/> (the only path until the UDP work of phase 2).</summary>
-    public RelayPath GetPath(Guid peer) => _links.TryGetValue(peer, out var link) ? link.Path : RelayPath.Relayed;
+    public RelayPath GetPath(Guid peer) => _pairs.TryGetValue(peer, out var pair) && pair.Direct is not null ? RelayPath.Direct : RelayPath.Relayed;
 
     /// <summary>What this client exchanged with <paramref name="peer"/> (null for a peer not in the list).</summary>
-    public PeerStatistics? GetStatistics(Guid peer) => _links.TryGetValue(peer, out var link) ? link.Statistics() : null;
+    public PeerStatistics? GetStatistics(Guid peer)
+    {
+        if (!_links.TryGetValue(peer, out var link))
+            return null;
+        var statistics = link.Statistics();
+        if (_pairs.TryGetValue(peer, out var pair))
+            pair.Fill(statistics);
+        return statistics;
+    }
 
     /// <summary>
     /// Connects (TCP, TLS handshake, the relay's certificate validated by the context), registers
@@ -228,6 +236,7 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
         if (!disposing)
             return;
         _registrationDeadline.Disarm();
+        CloseUdp();
         _connection.Dispose();
     }
 
@@ -240,6 +249,7 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
         _snapshotAsked = false;
         _view.Reset();
         _links.Clear();
+        CloseUdp();
         OnDisconnected(reason);
     }
 
