@@ -148,8 +148,9 @@ public partial class RelayClient
     {
         if (message.HeaderUtf8.SequenceEqual("p2p/punch-nominate"u8))
         {
-            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState { Acknowledged.Task.IsCompleted: true } state)
-                GoDirect(nominated, state.Acknowledged.Task.Result);
+            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state
+                && (state.Acknowledged.Task.IsCompleted ? state.Acknowledged.Task.Result : state.LastHeard) is { } endpoint)
+                GoDirect(nominated, endpoint);
             return true;
         }
 
@@ -239,6 +240,8 @@ public partial class RelayClient
     private void OnPunchDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from)
     {
         var punch = pair.Punch as PunchState;
+        if (punch is not null && type is SecureDatagramType.Punch or SecureDatagramType.PunchAck)
+            punch.LastHeard = from;
         switch (type)
         {
             case SecureDatagramType.Punch:

@@ -20,6 +20,9 @@ internal sealed class PunchState
 
     public CancellationTokenSource Stop { get; } = new();
 
+    /// <summary>The endpoint the last authenticated PUNCH or PUNCH_ACK came from (the path a nomination takes when this side saw no acknowledgement of its own).</summary>
+    public IPEndPoint? LastHeard { get; set; }
+
     /// <summary>Adds an endpoint (a candidate, or one an authenticated punch came from); false if known.</summary>
     public bool Add(IPEndPoint endpoint)
     {

@@ -158,12 +158,13 @@ internal sealed class UdpChannel : IDisposable
     private async Task BindLoopAsync(TimeSpan bindTimeout)
     {
         var bind = new byte[UdpFraming.BindPayloadLength + SecureUdpSession.Overhead];
+        var zeros = new byte[UdpFraming.BindPayloadLength];
         var giveUp = Milliseconds.Now + (long)bindTimeout.TotalMilliseconds;
         try
         {
             while (!_stop.IsCancellationRequested)
             {
-                var length = _relay.Seal(SecureDatagramType.Bind, new byte[UdpFraming.BindPayloadLength], bind);
+                var length = _relay.Seal(SecureDatagramType.Bind, zeros, bind);
                 SendTo(bind, length, _relayEndpoint);
                 if (!IsBound && Milliseconds.Now >= giveUp)
                     _bound.TrySetResult(false);
