@@ -83,8 +83,8 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
     public Guid PeerId => _registration?.PeerId ?? Guid.Empty;
 
     /// <summary>
-    /// This registration's session id, known only to this client and the relay: what the UDP
-    /// paths of phase 2 bind datagrams to (docs/p2p.md). Empty before registering.
+    /// This registration's session id, known only to this client and the relay: part of the key
+    /// context of its UDP session with the relay (docs/p2p.md). Empty before registering.
     /// </summary>
     public Guid SessionId => _registration?.SessionId ?? Guid.Empty;
 
@@ -118,7 +118,7 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
     /// <summary>The peer with <paramref name="id"/> in the list.</summary>
     public bool TryGetPeer(Guid id, out RelayPeer? peer) => _view.TryGet(id, out peer);
 
-    /// <summary>How messages reach <paramref name="peer"/>: <see cref="RelayPath.Relayed"/> (the only path until the UDP work of phase 2).</summary>
+    /// <summary>How datagrams reach <paramref name="peer"/>: <see cref="RelayPath.Direct"/> after a successful punch while the path answers, else <see cref="RelayPath.Relayed"/> (envelopes always go through the relay).</summary>
     public RelayPath GetPath(Guid peer) => _pairs.TryGetValue(peer, out var pair) && pair.Direct is not null ? RelayPath.Direct : RelayPath.Relayed;
 
     /// <summary>What this client exchanged with <paramref name="peer"/> (null for a peer not in the list).</summary>
