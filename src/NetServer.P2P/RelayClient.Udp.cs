@@ -104,7 +104,15 @@ public partial class RelayClient : IUdpOwner
         // UDP to the relay blocked: the same [destination | inner] over TLS.
         var bytes = new byte[GuidBytes.Size + payload.Length + SecureUdpSession.Overhead];
         GuidBytes.Write(bytes, pair.PeerId);
-        pair.Session.Seal(SecureDatagramType.Data, payload, bytes.AsSpan(GuidBytes.Size));
+        try
+        {
+            pair.Session.Seal(SecureDatagramType.Data, payload, bytes.AsSpan(GuidBytes.Size));
+        }
+        catch (ObjectDisposedException)
+        {
+            return false; // the peer left meanwhile
+        }
+
         return _connection.SendAsync(new MessageEnvelope(RelayKinds.UdpDatagram) { To = RelayAddresses.Relay, Payload = bytes });
     }
 

@@ -91,6 +91,10 @@ internal sealed class UdpChannel : IDisposable
             var length = _relay.Seal(SecureDatagramType.Relayed, outer, buffer); // in place: the payload sits 14 bytes in
             return SendTo(buffer, length, _relayEndpoint);
         }
+        catch (ObjectDisposedException)
+        {
+            return false; // the peer left (its pair session disposed) or the connection closed
+        }
         finally
         {
             ArrayPool<byte>.Shared.Return(buffer);

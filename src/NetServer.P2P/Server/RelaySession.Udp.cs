@@ -36,13 +36,12 @@ internal sealed partial class RelaySession
             return;
         }
 
-        if (peer.UdpIndexes.Count > _relay.Limits.MaxUdpPairsPerPeer || other.UdpIndexes.Count > _relay.Limits.MaxUdpPairsPerPeer)
+        if (udp.Pair(peer, other, _relay.Limits.MaxUdpPairsPerPeer, out var theirs) is not { } mine)
         {
             Refuse(peer, in message, RelayStatus.ResourceLimitExceeded, $"At most {_relay.Limits.MaxUdpPairsPerPeer} UDP pair keys per peer.");
             return;
         }
 
-        var mine = udp.Pair(peer, other, out var theirs);
         if (theirs is not null)
             other.Session.SendAsync(new MessageEnvelope(RelayKinds.UdpSession) { To = other.Id }, theirs); // before the reply: it may reach the other peer first
         Reply(in message, To(RelayServer.Control(RelayKinds.UdpSession), peer).Pack(mine));

@@ -119,9 +119,10 @@ internal sealed class RelayUdp : IDisposable
     /// <summary>
     /// The pair key of <paramref name="requester"/> and <paramref name="other"/>: made once per pair
     /// (a fresh secret, an index each, unique among the indexes each receives on), the requester's
-    /// view returned, the other's to be sent to it (null when the pair existed: it has it).
+    /// view returned, the other's to be sent to it (null when the pair existed: it has it). Null when
+    /// either peer holds <paramref name="maxPairs"/> pair keys already (one index per pair, plus the relay's).
     /// </summary>
-    public UdpPairMessage Pair(RelayPeerState requester, RelayPeerState other, out UdpPairMessage? forOther)
+    public UdpPairMessage? Pair(RelayPeerState requester, RelayPeerState other, int maxPairs, out UdpPairMessage? forOther)
     {
         var key = requester.Id.CompareTo(other.Id) < 0 ? (requester.Id, other.Id) : (other.Id, requester.Id);
         lock (_lock)
@@ -129,6 +130,8 @@ internal sealed class RelayUdp : IDisposable
             forOther = null;
             if (_pairs.TryGetValue(key, out var existing))
                 return View(existing.Pair, existing.Initiator == requester.Id, other.Id);
+            if (requester.UdpIndexes.Count > maxPairs || other.UdpIndexes.Count > maxPairs)
+                return null;
 
             var initiatorIndex = NewClientIndexLocked(requester);
             var responderIndex = NewClientIndexLocked(other);
@@ -168,9 +171,9 @@ internal sealed class RelayUdp : IDisposable
             var payload = scratch.AsSpan(SecureUdpSession.HeaderLength, GuidBytes.Size + inner.Length);
             GuidBytes.Write(payload, source.Id);
             inner.CopyTo(payload.Slice(GuidBytes.Size));
-            var length = session.Seal(SecureDatagramType.Relayed, payload, scratch);
             try
             {
+                var length = session.Seal(SecureDatagramType.Relayed, payload, scratch);
                 _socket.SendTo(scratch, 0, length, SocketFlags.None, endpoint);
                 Interlocked.Increment(ref _datagramsForwarded);
             }
@@ -180,6 +183,7 @@ internal sealed class RelayUdp : IDisposable
             }
             catch (ObjectDisposedException)
             {
+                Interlocked.Increment(ref _datagramsDropped); // the destination left meanwhile (its session disposed), or the relay stopped
             }
 
             return;

@@ -2,8 +2,8 @@ using System.Collections.Generic;
 using ProtoBuf;
 
 // The payloads of the relay's control envelopes (docs/p2p.md holds them as a .proto). GUIDs are
-// 16 bytes in RFC 9562 order (GuidBytes). Field numbers are never reused; the ones marked
-// "phase 2" are reserved for the UDP work and not sent today.
+// 16 bytes in RFC 9562 order (GuidBytes). Field numbers are never reused. The UDP kinds' payloads
+// are in UdpContracts.cs.
 namespace NetServer.P2P.Wire.Contracts;
 
 /// <summary>relay/register: message Register { string name = 1; uint32 protocol = 2; }</summary>

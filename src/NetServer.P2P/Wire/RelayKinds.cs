@@ -47,7 +47,7 @@ internal enum RelayKind
     /// <summary>A UDP datagram carried over TLS (UDP to the relay blocked): client to relay [destination id | inner], relay to client [source id | inner], raw payload.</summary>
     UdpDatagram,
 
-    /// <summary>Planned (phase 2): a hole-punch request, candidates and the nominated path; refused with <see cref="RelayStatus.Unsupported"/> today.</summary>
+    /// <summary>Any "relay/punch..." header: refused with <see cref="RelayStatus.Unsupported"/> (peers punch with routed p2p/punch envelopes).</summary>
     Punch,
 }
 
@@ -79,7 +79,7 @@ internal static class RelayKinds
     /// <summary>A UDP datagram carried over TLS.</summary>
     public const string UdpDatagram = "relay/udp";
 
-    /// <summary>Planned for phase 2: every "relay/punch..." header.</summary>
+    /// <summary>Every "relay/punch..." header (refused: see <see cref="RelayKind.Punch"/>).</summary>
     public const string Punch = "relay/punch";
 
     /// <summary>A request between peers that <see cref="RelayClient"/> answers itself (a peer's round-trip time through the relay).</summary>

@@ -29,6 +29,19 @@ public sealed class NatPunchTests(ITestOutputHelper output)
     public Task Full_cone_and_symmetric_go_direct_through_a_peer_reflexive_candidate() => AssertDirectAsync(NatType.FullCone, NatType.Symmetric);
 
     [NatLabFact]
+    public Task Symmetric_asking_a_full_cone_peer_goes_direct_too() => AssertDirectAsync(NatType.Symmetric, NatType.FullCone);
+
+    [NatLabFact]
+    public async Task Endpoint_independent_and_symmetric_end_relayed_with_every_datagram_delivered()
+    {
+        await using var setup = await PairSetup.CreateAsync(NatType.EndpointIndependent, NatType.Symmetric);
+        var punched = await setup.A.CommandAsync($"punch {setup.BId} {PunchTimeoutMilliseconds}", "punched");
+        output.WriteLine(punched.Line);
+        Assert.Equal("relayed", punched["path"]);
+        await AssertDeliveredAsync(setup, "relayed");
+    }
+
+    [NatLabFact]
     public async Task Symmetric_behind_both_ends_relayed_with_every_datagram_delivered()
     {
         await using var setup = await PairSetup.CreateAsync(NatType.Symmetric, NatType.Symmetric);
