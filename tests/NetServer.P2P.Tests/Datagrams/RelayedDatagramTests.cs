@@ -140,4 +140,30 @@ public sealed class RelayedDatagramTests
         Assert.Equal([alice.PeerId, mallory.PeerId], bob.Datagrams.Select(d => d.From));
         Assert.Equal(0, bob.Received);
     }
+
+    [Fact]
+    public async Task A_datagram_replayed_to_the_relay_is_delivered_once()
+    {
+        await using var harness = new RelayHarness();
+        var alice = await harness.ConnectAsync("alice");
+        var bob = await harness.ConnectAsync("bob");
+        Assert.True(await alice.UdpReady.WaitAsync(s_ready));
+        Assert.True(await bob.UdpReady.WaitAsync(s_ready));
+        var raw = new ConcurrentQueue<byte[]>();
+        harness.Relay.Udp!.ObserveForTests = bytes => { if (bytes.Length > 0 && bytes[0] == (byte)SecureDatagramType.Relayed) raw.Enqueue(bytes); };
+        Assert.True(await alice.SendDatagramAsync(bob.PeerId, "once"u8.ToArray()));
+        await Wait.UntilAsync(() => bob.Datagrams.Count == 1, () => "the datagram");
+        Assert.True(raw.TryPeek(out var captured), "the relay saw the raw datagram");
+
+        // An on-path attacker sends the captured datagram again, from its own socket: the relay's replay window drops it.
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        var forwarded = harness.Relay.Udp.DatagramsForwarded;
+        for (var i = 0; i < 3; i++)
+            socket.SendTo(captured!, new IPEndPoint(IPAddress.Loopback, harness.Relay.UdpPort));
+        await Task.Delay(300);
+        Assert.Equal(forwarded, harness.Relay.Udp.DatagramsForwarded);
+        Assert.Single(bob.Datagrams);
+        Assert.True(await alice.SendDatagramAsync(bob.PeerId, "twice"u8.ToArray()), "alice's path is unchanged");
+        await Wait.UntilAsync(() => bob.Datagrams.Count == 2, () => "the next datagram");
+    }
 }
