@@ -53,6 +53,11 @@ internal sealed class ChatPeer(SslContext context, string host, int port) : Rela
             Console.WriteLine($"<{from} in {(RoomNames.TryGetValue(to, out var room) ? room : "a room")}> {text}");
     }
 
+    protected override void OnDatagram(Guid peer, ReadOnlySpan<byte> payload, RelayPath path) =>
+        Console.WriteLine($"<{NameOf(peer)} by udp, {path.ToString().ToLowerInvariant()}> {System.Text.Encoding.UTF8.GetString(payload)}");
+
+    protected override void OnPathChanged(Guid peer, RelayPath path) => Console.WriteLine($"* path to {NameOf(peer)}: {path.ToString().ToLowerInvariant()}");
+
     protected override void OnDeliveryFailed(RelayDeliveryFailure failure) => Console.WriteLine($"! not delivered: {failure}");
 
     protected override void OnDisconnected(DisconnectReason reason) => Console.WriteLine($"Disconnected: {reason}");

@@ -21,6 +21,8 @@ internal static class Program
         /room ROOM text      to a room you joined
         /leave ROOM          leave it
         /ask NAME text       a request: NAME's client answers it
+        /udp NAME text       a UDP datagram, sealed end to end: direct once punched, else through the relay
+        /punch NAME          try to go direct to NAME (UDP hole punching); ends direct or relayed
         /peers               every peer, its path (direct or relayed) and round-trip time
         empty line           quit
         """;
@@ -87,7 +89,15 @@ internal static class Program
                 var answer = await peer.RequestAsync<ChatLine, ChatLine>(asked.Id, new MessageEnvelope(Routes.Ask), new ChatLine { Text = text }, s_timeout);
                 Console.WriteLine($"= {asked.Name} answers: {answer.Text}");
                 break;
-            case "/to" or "/ask":
+            case "/udp" when peer.Find(target) is { } datagramTo:
+                await peer.SendDatagramAsync(datagramTo.Id, System.Text.Encoding.UTF8.GetBytes(text));
+                break;
+            case "/punch" when peer.Find(target) is { } punched:
+                var clock = System.Diagnostics.Stopwatch.StartNew();
+                var reached = await peer.ConnectDirectAsync(punched.Id, TimeSpan.FromSeconds(10));
+                Console.WriteLine($"* path to {punched.Name}: {reached.ToString().ToLowerInvariant()} after {clock.ElapsedMilliseconds} ms");
+                break;
+            case "/to" or "/ask" or "/udp" or "/punch":
                 Console.WriteLine($"! no peer named '{target}'");
                 break;
             case "/join":
@@ -128,7 +138,8 @@ internal static class Program
                 continue;
             var path = peer.GetPath(other.Id).ToString().ToLowerInvariant();
             var rtt = await peer.PingAsync(other.Id, s_timeout);
-            Console.WriteLine($"  {other.Name}: {path}, {rtt.TotalMilliseconds:0.0} ms");
+            var statistics = peer.GetStatistics(other.Id);
+            Console.WriteLine($"  {other.Name}: {path}, {rtt.TotalMilliseconds:0.0} ms, datagram bytes direct {statistics?.DatagramBytesSentDirect ?? 0} / relayed {statistics?.DatagramBytesSentRelayed ?? 0} sent");
         }
     }
 

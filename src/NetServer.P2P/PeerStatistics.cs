@@ -40,6 +40,30 @@ public sealed class PeerStatistics
     /// <summary>The smoothed round-trip time (RFC 6298: 7/8 of the previous plus 1/8 of the new sample; null before one).</summary>
     public TimeSpan? SmoothedRoundTrip { get; internal set; }
 
+    /// <summary>Payload bytes of UDP datagrams sent straight to the peer (after a punch).</summary>
+    public long DatagramBytesSentDirect { get; internal set; }
+
+    /// <summary>Payload bytes of UDP datagrams received straight from the peer.</summary>
+    public long DatagramBytesReceivedDirect { get; internal set; }
+
+    /// <summary>Payload bytes of datagrams sent through the relay (by UDP, or over TLS when UDP is blocked).</summary>
+    public long DatagramBytesSentRelayed { get; internal set; }
+
+    /// <summary>Payload bytes of datagrams received through the relay.</summary>
+    public long DatagramBytesReceivedRelayed { get; internal set; }
+
+    /// <summary>Punch attempts made with the peer (<see cref="RelayClient.ConnectDirectAsync"/>; each up to three tries).</summary>
+    public long PunchAttempts { get; internal set; }
+
+    /// <summary>Punch attempts that ended <see cref="RelayPath.Direct"/>.</summary>
+    public long PunchSuccesses { get; internal set; }
+
+    /// <summary>Datagrams with the pair's index that failed authentication (forged or corrupted), dropped.</summary>
+    public long AuthenticationFailures { get; internal set; }
+
+    /// <summary>Datagrams of the pair dropped as replays (or too old).</summary>
+    public long ReplaysDropped { get; internal set; }
+
     /// <inheritdoc/>
     public override string ToString() => FormattableString.Invariant(
         $"{PeerId} ({Path}): {MessagesSent} sent, {MessagesReceived} received, rtt {(SmoothedRoundTrip is { } rtt ? $"{rtt.TotalMilliseconds:0.###} ms" : "unknown")}");

@@ -46,6 +46,9 @@ public partial class RelayClient
             return;
         }
 
+        if (OnPunchMessage(in message))
+            return;
+
         OnMessage(in message);
     }
 
@@ -79,6 +82,12 @@ public partial class RelayClient
             case RelayKind.Status:
                 OnStatus(message.Unpack<StatusMessage>());
                 break;
+            case RelayKind.UdpSession:
+                InstallPair(message.Unpack<UdpPairMessage>());
+                break;
+            case RelayKind.UdpDatagram:
+                _udp?.ReceiveCarried(message.Payload);
+                break;
             default:
                 break; // a kind this client does not know (a newer relay's): ignored, as protobuf ignores unknown fields
         }
@@ -108,6 +117,7 @@ public partial class RelayClient
             MaxNameLength = (int)Math.Min(limits.MaxNameLength, int.MaxValue),
         });
         _registrationDeadline.Disarm();
+        OpenUdp(welcome);
         OnRegistered();
         var snapshot = welcome.Peers ?? new SnapshotMessage();
         var gap = _view.OnSnapshot(snapshot, _changes);
@@ -163,6 +173,7 @@ public partial class RelayClient
                 {
                     if (_links.TryRemove(change.Peer.Id, out var link))
                         link.Depart();
+                    ClosePair(change.Peer.Id);
                     OnPeerLeft(change.Peer);
                 }
             }

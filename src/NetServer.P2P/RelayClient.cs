@@ -83,8 +83,8 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
     public Guid PeerId => _registration?.PeerId ?? Guid.Empty;
 
     /// <summary>
-    /// This registration's session id, known only to this client and the relay: what the UDP
-    /// paths of phase 2 bind datagrams to (docs/p2p.md). Empty before registering.
+    /// This registration's session id, known only to this client and the relay: part of the key
+    /// context of its UDP session with the relay (docs/p2p.md). Empty before registering.
     /// </summary>
     public Guid SessionId => _registration?.SessionId ?? Guid.Empty;
 
@@ -118,11 +118,19 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
     /// <summary>The peer with <paramref name="id"/> in the list.</summary>
     public bool TryGetPeer(Guid id, out RelayPeer? peer) => _view.TryGet(id, out peer);
 
-    /// <summary>How messages reach <paramref name="peer"/>: <see cref="RelayPath.Relayed"/> (the only path until the UDP work of phase 2).</summary>
-    public RelayPath GetPath(Guid peer) => _links.TryGetValue(peer, out var link) ? link.Path : RelayPath.Relayed;
+    /// <summary>How datagrams reach <paramref name="peer"/>: <see cref="RelayPath.Direct"/> after a successful punch while the path answers, else <see cref="RelayPath.Relayed"/> (envelopes always go through the relay).</summary>
+    public RelayPath GetPath(Guid peer) => _pairs.TryGetValue(peer, out var pair) && pair.Direct is not null ? RelayPath.Direct : RelayPath.Relayed;
 
     /// <summary>What this client exchanged with <paramref name="peer"/> (null for a peer not in the list).</summary>
-    public PeerStatistics? GetStatistics(Guid peer) => _links.TryGetValue(peer, out var link) ? link.Statistics() : null;
+    public PeerStatistics? GetStatistics(Guid peer)
+    {
+        if (!_links.TryGetValue(peer, out var link))
+            return null;
+        var statistics = link.Statistics();
+        if (_pairs.TryGetValue(peer, out var pair))
+            pair.Fill(statistics);
+        return statistics;
+    }
 
     /// <summary>
     /// Connects (TCP, TLS handshake, the relay's certificate validated by the context), registers
@@ -228,6 +236,7 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
         if (!disposing)
             return;
         _registrationDeadline.Disarm();
+        CloseUdp();
         _connection.Dispose();
     }
 
@@ -240,6 +249,7 @@ public partial class RelayClient : IDisposable, IAsyncDisposable
         _snapshotAsked = false;
         _view.Reset();
         _links.Clear();
+        CloseUdp();
         OnDisconnected(reason);
     }
 

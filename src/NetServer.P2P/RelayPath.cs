@@ -3,12 +3,9 @@ namespace NetServer.P2P;
 /// <summary>How messages reach a peer.</summary>
 public enum RelayPath
 {
-    /// <summary>Through the relay, over the client's TLS connection to it (the only path today).</summary>
+    /// <summary>Through the relay: envelopes over TLS; datagrams by UDP through the relay's port (over TLS when UDP to the relay is blocked).</summary>
     Relayed = 0,
 
-    /// <summary>
-    /// Straight to the peer over UDP after a hole punch. Planned (phase 2, docs/p2p.md): no peer
-    /// has this path until the UDP transport and the punch exist.
-    /// </summary>
+    /// <summary>Datagrams straight to the peer over UDP, after a hole punch (<see cref="RelayClient.ConnectDirectAsync"/>); envelopes still go through the relay.</summary>
     Direct = 1,
 }

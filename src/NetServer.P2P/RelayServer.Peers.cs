@@ -81,13 +81,15 @@ public partial class RelayServer
 
             // The others get the delta; the new one its view of this version, and every delta after it.
             Announce(peers, Control(RelayKinds.PeerJoined), new PeerJoinedMessage { Version = version, Peer = EntryOf(peer) });
-            session.Welcome(peer, new WelcomeMessage
+            var welcome = new WelcomeMessage
             {
                 PeerId = GuidBytes.ToArray(peer.Id),
                 SessionId = GuidBytes.ToArray(peer.SessionId),
                 Limits = LimitsOf(limits),
                 Peers = SnapshotLocked(grown, version),
-            });
+            };
+            _udp?.Attach(peer, welcome);
+            session.Welcome(peer, welcome);
         }
 
         Interlocked.Increment(ref _registrations);
@@ -134,6 +136,7 @@ public partial class RelayServer
         }
 
         LeaveAllRooms(peer);
+        _udp?.Detach(peer);
         OnPeerLeft(peer.Info, reason);
     }
 

@@ -26,6 +26,7 @@ public partial class RelayServer : IDisposable
 {
     private readonly RelayHost _host;
     private RelayServerOptions _limits;
+    private RelayUdp? _udp;
 
     /// <summary>A relay on <paramref name="address"/>:<paramref name="port"/> (port 0 picks a free port) with the certificate and policy of <paramref name="context"/>.</summary>
     public RelayServer(SslContext context, IPAddress address, int port, RelayServerOptions? options = null)
@@ -54,6 +55,12 @@ public partial class RelayServer : IDisposable
     /// <summary>The bound port (after <see cref="Start"/>).</summary>
     public int Port => _host.Port;
 
+    /// <summary>The relay's UDP port after <see cref="Start"/> (0 when <see cref="RelayServerOptions.UdpEnabled"/> is false or before).</summary>
+    public int UdpPort => _udp?.Port ?? 0;
+
+    /// <summary>The UDP port, for the pair-key and forwarding paths (null without one).</summary>
+    internal RelayUdp? Udp => _udp;
+
     /// <summary>True between <see cref="Start"/> and <see cref="Stop"/>.</summary>
     public bool IsStarted => _host.IsStarted;
 
@@ -72,11 +79,24 @@ public partial class RelayServer : IDisposable
         _host.OptionMaxMessageSize = limits.MaxMessageSize;
         _host.OptionMaxSessions = limits.MaxConnections;
         _host.OptionNoDelay = true;
-        return _host.Start();
+        if (!_host.Start())
+            return false;
+        if (limits.UdpEnabled)
+        {
+            var address = (_host.Endpoint as IPEndPoint)?.Address ?? IPAddress.Any;
+            Volatile.Write(ref _udp, new RelayUdp(this, address, limits.UdpPort));
+        }
+
+        return true;
     }
 
     /// <summary>Stops listening and disconnects every peer; false if not started.</summary>
-    public bool Stop() => _host.Stop();
+    public bool Stop()
+    {
+        var stopped = _host.Stop();
+        Interlocked.Exchange(ref _udp, null)?.Dispose();
+        return stopped;
+    }
 
     /// <summary>The registered peers now (a copy).</summary>
     public IReadOnlyList<RelayPeer> GetPeers()
@@ -182,8 +202,10 @@ public partial class RelayServer : IDisposable
     /// <summary>Stops the relay.</summary>
     protected virtual void Dispose(bool disposing)
     {
-        if (disposing)
-            _host.Dispose();
+        if (!disposing)
+            return;
+        _host.Dispose();
+        Interlocked.Exchange(ref _udp, null)?.Dispose();
     }
 
     internal RelayStatus InvokeRegistering(RelayRegistration registration) => OnRegistering(registration);

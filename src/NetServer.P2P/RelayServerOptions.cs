@@ -56,6 +56,15 @@ public sealed class RelayServerOptions
     /// <summary>How long the relay remembers an unanswered request before its slot may be reused (default 2 min).</summary>
     public TimeSpan RequestLifetime { get; set; } = TimeSpan.FromMinutes(2);
 
+    /// <summary>Whether the relay opens a UDP port (default true): server-reflexive addresses, relayed datagrams, hole punching. Without it peers' datagrams go over TLS.</summary>
+    public bool UdpEnabled { get; set; } = true;
+
+    /// <summary>The UDP port, on the TLS listener's address (default 0: a free port, announced in the welcome).</summary>
+    public int UdpPort { get; set; }
+
+    /// <summary>Peers one peer may hold a UDP pair key with (default 1024). One more: <see cref="RelayStatus.ResourceLimitExceeded"/>.</summary>
+    public int MaxUdpPairsPerPeer { get; set; } = 1024;
+
     /// <summary>Rooms one peer may be in (default 16). One more: <see cref="RelayStatus.TooManyRooms"/>.</summary>
     public int MaxRoomsPerPeer { get; set; } = 16;
 
@@ -88,6 +97,9 @@ public sealed class RelayServerOptions
         AtLeast(DestinationQueueLimit, MaxMessageSize, nameof(DestinationQueueLimit));
         AtLeast(ControlQueueReserve, 64 * 1024, nameof(ControlQueueReserve));
         AtLeast(MaxRequestsInFlight, 1, nameof(MaxRequestsInFlight));
+        AtLeast(MaxUdpPairsPerPeer, 1, nameof(MaxUdpPairsPerPeer));
+        if (UdpPort is < 0 or > 65_535)
+            throw new ArgumentOutOfRangeException(nameof(UdpPort), UdpPort, "A UDP port is 0 to 65535.");
         AtLeast(MaxRoomsPerPeer, 0, nameof(MaxRoomsPerPeer));
         AtLeast(MaxMembersPerRoom, 1, nameof(MaxMembersPerRoom));
         AtLeast(MaxRooms, 0, nameof(MaxRooms));

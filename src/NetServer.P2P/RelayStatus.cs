@@ -49,7 +49,7 @@ public enum RelayStatus
     /// <summary>A reply nobody asked for: the addressee has no request with this id to the sender in flight.</summary>
     UnexpectedReply = 13,
 
-    /// <summary>A control kind this relay does not implement (the UDP kinds planned for phase 2) or a protocol version it does not speak.</summary>
+    /// <summary>A control kind this relay does not take (relay/punch..., UDP kinds on a relay without a UDP port) or a protocol version it does not speak.</summary>
     Unsupported = 14,
 
     /// <summary>Client side: the addressee left while a request to it was waiting for its reply.</summary>

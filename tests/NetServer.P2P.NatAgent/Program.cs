@@ -23,7 +23,7 @@ namespace NetServer.P2P.NatAgent;
 /// </remarks>
 internal static class Program
 {
-    private const string Usage = "usage: reflector ADDRESS:PORT [ADDRESS:PORT...] | probe [ADDRESS:PORT]";
+    private const string Usage = "usage: reflector ADDRESS:PORT [ADDRESS:PORT...] | probe [ADDRESS:PORT] | relay PFX ADDRESS:PORT | peer CA RELAY_ADDRESS:PORT NAME [KEEPALIVE_MS]";
 
     private static async Task<int> Main(string[] args)
     {
@@ -48,6 +48,8 @@ internal static class Program
         {
             "reflector" => ReflectorMode.Create(args[1..]),
             "probe" => ProbeMode.Create(args[1..]),
+            "relay" => RelayMode.Create(args[1..]),
+            "peer" => PeerMode.Create(args[1..]),
             _ => throw new AgentUsageException($"unknown mode '{args[0]}'; {Usage}"),
         };
 

@@ -23,7 +23,7 @@ internal sealed class PeerLink(Guid id)
 
     public Guid Id { get; } = id;
 
-    /// <summary>How messages reach the peer: always through the relay until phase 2 adds UDP paths (docs/p2p.md).</summary>
+    /// <summary>How envelopes reach the peer: always through the relay (the datagram path is the pair's, <see cref="PeerUdp"/>).</summary>
     public RelayPath Path { get; } = RelayPath.Relayed;
 
     /// <summary>Fires when the peer leaves.</summary>

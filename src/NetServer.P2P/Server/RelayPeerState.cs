@@ -33,11 +33,21 @@ internal sealed class RelayPeerState
         FromField = EnvelopeRewriter.FromFieldOf(id);
         _messages = new TokenBucket(limits.PeerMessageRate, now);
         _bytes = new TokenBucket(limits.PeerByteRate, now);
+        UdpBucket = new TokenBucket(limits.PeerMessageRate, now);
         var lifetime = limits.RequestLifetime == Timeout.InfiniteTimeSpan ? -1 : (long)limits.RequestLifetime.TotalMilliseconds;
         Requests = new OutstandingRequests(limits.MaxRequestsInFlight, lifetime);
     }
 
     public RelaySession Session { get; }
+
+    /// <summary>The relay's secure UDP session with this peer (null when the relay has no UDP port).</summary>
+    public NetServer.SecureUdpSession? Udp { get; set; }
+
+    /// <summary>The indexes the relay assigned this peer to receive on (under the UDP port's lock).</summary>
+    public List<uint> UdpIndexes { get; } = [];
+
+    /// <summary>Datagrams a second this peer may have relayed by UDP (the message rate, a bucket of its own: the UDP receive loop's only).</summary>
+    public TokenBucket UdpBucket { get; }
 
     /// <summary>Routed frames waiting to go to this peer together.</summary>
     public Outbox Outbox { get; }

@@ -101,8 +101,14 @@ internal sealed partial class RelaySession
             case RelayKind.Register:
                 Refuse(peer, in message, RelayStatus.AlreadyRegistered, $"This connection is registered as {peer.Id}; an id is bound to its connection for its life.");
                 break;
-            case RelayKind.UdpSession or RelayKind.Punch:
-                Refuse(peer, in message, RelayStatus.Unsupported, "UDP paths and hole punching are not implemented by this relay (planned: docs/p2p.md).");
+            case RelayKind.UdpSession when message.IsRequest:
+                PairKey(peer, in message);
+                break;
+            case RelayKind.UdpDatagram:
+                ForwardDatagram(peer, in message);
+                break;
+            case RelayKind.Punch:
+                Refuse(peer, in message, RelayStatus.Unsupported, "Peers exchange punch candidates as routed p2p/punch envelopes, not relay/punch (docs/p2p.md).");
                 break;
             default:
                 Refuse(peer, in message, RelayStatus.Forbidden, "Addressed to the relay, but not a control request it takes: " + message.Header);

@@ -2,8 +2,8 @@ using System.Collections.Generic;
 using ProtoBuf;
 
 // The payloads of the relay's control envelopes (docs/p2p.md holds them as a .proto). GUIDs are
-// 16 bytes in RFC 9562 order (GuidBytes). Field numbers are never reused; the ones marked
-// "phase 2" are reserved for the UDP work and not sent today.
+// 16 bytes in RFC 9562 order (GuidBytes). Field numbers are never reused. The UDP kinds' payloads
+// are in UdpContracts.cs.
 namespace NetServer.P2P.Wire.Contracts;
 
 /// <summary>relay/register: message Register { string name = 1; uint32 protocol = 2; }</summary>
@@ -20,7 +20,8 @@ internal sealed class RegisterMessage
 
 /// <summary>
 /// relay/welcome: message Welcome { bytes peer_id = 1; bytes session_id = 2; Limits limits = 3;
-/// Snapshot peers = 4; } (phase 2: uint32 udp_port = 5; bytes udp_secret = 6).
+/// Snapshot peers = 4; uint32 udp_port = 5; bytes udp_secret = 6; uint32 udp_relay_index = 7;
+/// uint32 udp_client_index = 8; } (5 to 8 absent when the relay has no UDP port).
 /// </summary>
 [ProtoContract]
 internal sealed class WelcomeMessage
@@ -36,6 +37,22 @@ internal sealed class WelcomeMessage
 
     [ProtoMember(4)]
     public SnapshotMessage? Peers { get; set; }
+
+    /// <summary>The relay's UDP port (0: none).</summary>
+    [ProtoMember(5)]
+    public uint UdpPort { get; set; }
+
+    /// <summary>The client-relay session's secret (32 random bytes, this registration's only).</summary>
+    [ProtoMember(6)]
+    public byte[]? UdpSecret { get; set; }
+
+    /// <summary>The index the relay receives this client's datagrams on.</summary>
+    [ProtoMember(7)]
+    public uint UdpRelayIndex { get; set; }
+
+    /// <summary>The index this client receives the relay's datagrams on (the relay assigns every index a client receives on, so they are unique per client).</summary>
+    [ProtoMember(8)]
+    public uint UdpClientIndex { get; set; }
 }
 
 /// <summary>

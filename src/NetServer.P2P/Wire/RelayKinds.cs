@@ -41,10 +41,13 @@ internal enum RelayKind
     /// <summary>Client to relay, a request: <see cref="Contracts.RoomMessage"/> in, <see cref="Contracts.RoomMembersMessage"/> out.</summary>
     RoomMembers,
 
-    /// <summary>Planned (phase 2, UDP): the relay's UDP port and a peer-pair key; refused with <see cref="RelayStatus.Unsupported"/> today.</summary>
+    /// <summary>Client to relay, a request for a peer-pair key (<see cref="Contracts.UdpPairRequestMessage"/>); the reply and a plain message to the other peer carry <see cref="Contracts.UdpPairMessage"/>.</summary>
     UdpSession,
 
-    /// <summary>Planned (phase 2): a hole-punch request, candidates and the nominated path; refused with <see cref="RelayStatus.Unsupported"/> today.</summary>
+    /// <summary>A UDP datagram carried over TLS (UDP to the relay blocked): client to relay [destination id | inner], relay to client [source id | inner], raw payload.</summary>
+    UdpDatagram,
+
+    /// <summary>Any "relay/punch..." header: refused with <see cref="RelayStatus.Unsupported"/> (peers punch with routed p2p/punch envelopes).</summary>
     Punch,
 }
 
@@ -70,14 +73,23 @@ internal static class RelayKinds
     public const string RoomLeave = "relay/room-leave";
     public const string RoomMembers = "relay/room-members";
 
-    /// <summary>Planned for phase 2 (docs/p2p.md): named so the relay can refuse them with a clear status.</summary>
+    /// <summary>A peer-pair key for UDP (docs/p2p.md, "UDP").</summary>
     public const string UdpSession = "relay/udp-session";
 
-    /// <summary>Planned for phase 2: every "relay/punch..." header.</summary>
+    /// <summary>A UDP datagram carried over TLS.</summary>
+    public const string UdpDatagram = "relay/udp";
+
+    /// <summary>Every "relay/punch..." header (refused: see <see cref="RelayKind.Punch"/>).</summary>
     public const string Punch = "relay/punch";
 
     /// <summary>A request between peers that <see cref="RelayClient"/> answers itself (a peer's round-trip time through the relay).</summary>
     public const string PeerPing = "p2p/ping";
+
+    /// <summary>A request between peers that <see cref="RelayClient"/> answers itself: punch candidates out and back (docs/p2p.md, "Hole punching").</summary>
+    public const string PeerPunch = "p2p/punch";
+
+    /// <summary>A plain message between peers: the requester nominated the direct path.</summary>
+    public const string PeerPunchNominate = "p2p/punch-nominate";
 
     public static ReadOnlySpan<byte> PrefixUtf8 => "relay/"u8;
 
@@ -116,6 +128,8 @@ internal static class RelayKinds
             return RelayKind.RoomMembers;
         if (name.SequenceEqual("udp-session"u8))
             return RelayKind.UdpSession;
+        if (name.SequenceEqual("udp"u8))
+            return RelayKind.UdpDatagram;
         if (name.StartsWith("punch"u8))
             return RelayKind.Punch;
         return RelayKind.None;

@@ -39,6 +39,15 @@ public sealed class RelayExampleTests
             await alice.TypeAsync("/peers");
             Assert.StartsWith("  bob: relayed, ", await alice.WaitForLineAsync("  bob:"), StringComparison.Ordinal);
 
+            await alice.TypeAsync("/udp bob over the relay");
+            Assert.Equal("<alice by udp, relayed> over the relay", await bob.WaitForLineAsync("<alice by udp"));
+            await alice.TypeAsync("/punch bob");
+            Assert.StartsWith("* path to bob: direct after ", await alice.WaitForLineAsync("* path to bob: direct after"), StringComparison.Ordinal);
+            await alice.TypeAsync("/udp bob straight");
+            Assert.Equal("<alice by udp, direct> straight", await bob.WaitForLineAsync("<alice by udp"));
+            await alice.TypeAsync("/peers");
+            Assert.StartsWith("  bob: direct, ", await alice.WaitForLineAsync("  bob:"), StringComparison.Ordinal);
+
             await bob.TypeAsync("");
             Assert.Equal(0, await bob.WaitForExitAsync());
             await alice.WaitForLineAsync("* bob left");

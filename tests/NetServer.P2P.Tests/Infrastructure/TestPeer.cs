@@ -26,6 +26,12 @@ public class TestPeer(EndPoint relay) : RelayClient(TestCertificates.ClientConte
 
     public ConcurrentQueue<Guid> JoinedIds { get; } = new();
 
+    /// <summary>Every datagram received: the sender, the payload, the path it came by.</summary>
+    public ConcurrentQueue<(Guid From, byte[] Payload, RelayPath Path)> Datagrams { get; } = new();
+
+    /// <summary>Every <see cref="RelayClient.OnPathChanged"/>.</summary>
+    public ConcurrentQueue<(Guid Peer, RelayPath Path)> PathChanges { get; } = new();
+
     public ConcurrentQueue<Guid> LeftIds { get; } = new();
 
     /// <summary>Keep a copy of every message in <see cref="Messages"/> (tests that count millions turn it off).</summary>
@@ -65,6 +71,10 @@ public class TestPeer(EndPoint relay) : RelayClient(TestCertificates.ClientConte
             Messages.Enqueue(message.ToEnvelope());
         Interlocked.Increment(ref _received);
     }
+
+    protected override void OnDatagram(Guid peer, ReadOnlySpan<byte> payload, RelayPath path) => Datagrams.Enqueue((peer, payload.ToArray(), path));
+
+    protected override void OnPathChanged(Guid peer, RelayPath path) => PathChanges.Enqueue((peer, path));
 
     protected override void OnDeliveryFailed(RelayDeliveryFailure failure) => Failures.Enqueue(failure);
 

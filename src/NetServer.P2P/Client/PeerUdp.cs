@@ -1,0 +1,66 @@
+using System;
+using System.Net;
+using System.Threading;
+
+namespace NetServer.P2P.Client;
+
+/// <summary>
+/// A client's UDP state with one peer: the pair's secure session (its receive index finds it), the
+/// direct endpoint once a punch succeeded, and the counters of <see cref="PeerStatistics"/>.
+/// </summary>
+internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initiator)
+{
+    private long _bytesDirectSent;
+    private long _bytesDirectReceived;
+    private long _bytesRelayedSent;
+    private long _bytesRelayedReceived;
+    private long _punchAttempts;
+    private long _punchSuccesses;
+    private long _lastDirectReceive;
+    private volatile IPEndPoint? _direct;
+
+    public Guid PeerId { get; } = peerId;
+
+    public SecureUdpSession Session { get; } = session;
+
+    /// <summary>True for the peer that asked the relay for the pair key (the session's initiator).</summary>
+    public bool Initiator { get; } = initiator;
+
+    /// <summary>The peer's endpoint while the path is direct (set only from an authenticated datagram); null when relayed.</summary>
+    public IPEndPoint? Direct
+    {
+        get => _direct;
+        set => _direct = value;
+    }
+
+    /// <summary>When the last authenticated datagram came straight from the peer (<see cref="Internal.Milliseconds"/>).</summary>
+    public long LastDirectReceive
+    {
+        get => Volatile.Read(ref _lastDirectReceive);
+        set => Volatile.Write(ref _lastDirectReceive, value);
+    }
+
+    /// <summary>The punch now running with this peer, if any (one at a time).</summary>
+    public object? Punch { get; set; }
+
+    public void CountSent(long bytes, bool direct) => Interlocked.Add(ref direct ? ref _bytesDirectSent : ref _bytesRelayedSent, bytes);
+
+    public void CountReceived(long bytes, bool direct) => Interlocked.Add(ref direct ? ref _bytesDirectReceived : ref _bytesRelayedReceived, bytes);
+
+    public void CountPunchAttempt() => Interlocked.Increment(ref _punchAttempts);
+
+    public void CountPunchSuccess() => Interlocked.Increment(ref _punchSuccesses);
+
+    public void Fill(PeerStatistics statistics)
+    {
+        statistics.Path = _direct is null ? RelayPath.Relayed : RelayPath.Direct;
+        statistics.DatagramBytesSentDirect = Interlocked.Read(ref _bytesDirectSent);
+        statistics.DatagramBytesReceivedDirect = Interlocked.Read(ref _bytesDirectReceived);
+        statistics.DatagramBytesSentRelayed = Interlocked.Read(ref _bytesRelayedSent);
+        statistics.DatagramBytesReceivedRelayed = Interlocked.Read(ref _bytesRelayedReceived);
+        statistics.PunchAttempts = Interlocked.Read(ref _punchAttempts);
+        statistics.PunchSuccesses = Interlocked.Read(ref _punchSuccesses);
+        statistics.AuthenticationFailures = Session.AuthenticationFailures;
+        statistics.ReplaysDropped = Session.ReplaysDropped;
+    }
+}

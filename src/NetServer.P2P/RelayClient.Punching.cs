@@ -1,0 +1,354 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Net;
+using System.Net.NetworkInformation;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.P2P.Client;
+using NetServer.P2P.Internal;
+using NetServer.P2P.Wire;
+using NetServer.P2P.Wire.Contracts;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P;
+
+// Hole punching (docs/p2p.md, "Hole punching"): candidates exchanged as a p2p/punch request through
+// the relay (its round trip timed), both sides punching every candidate from about the same moment,
+// PUNCH answered with PUNCH_ACK, an authenticated PUNCH from an unknown endpoint punched back (a
+// peer-reflexive candidate), the requester nominating the first acknowledged endpoint. Up to three
+// tries, then Relayed. While direct: keepalives, and a silent path falls back to the relay.
+public partial class RelayClient
+{
+    private const int PunchIntervalMilliseconds = 200;
+    private const int MaxPunchTries = 3;
+    private static readonly TimeSpan s_tryLength = TimeSpan.FromSeconds(2.5);
+
+    private readonly object _punchLimitLock = new();
+    private readonly Dictionary<Guid, Queue<long>> _punchRequests = [];
+    private int _punchSessions;
+    private Timer? _keepaliveTimer;
+
+    /// <summary>How often a direct path is kept alive (default 1 s); a path silent for 4 times this falls back to the relay (<see cref="OnPathChanged"/>).</summary>
+    public TimeSpan KeepaliveInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>Punches this client takes part in at once, asked or asking (default 8). A request over it is refused (the asker ends Relayed).</summary>
+    public int MaxPunchSessions { get; set; } = 8;
+
+    /// <summary>Punch requests one peer may make of this client a minute (default 10). Over it: refused (the asker ends Relayed).</summary>
+    public int MaxPunchRequestsPerMinute { get; set; } = 10;
+
+    /// <summary>
+    /// Tries to go direct to <paramref name="peer"/> by UDP hole punching, within
+    /// <paramref name="timeout"/>: up to three tries of about 2.5 s each; ends
+    /// <see cref="RelayPath.Direct"/> (datagrams then go straight to the peer) or
+    /// <see cref="RelayPath.Relayed"/> (they keep going through the relay). Never throws for a
+    /// punch that failed; a refused pair key or a closed connection ends Relayed too.
+    /// </summary>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> fired.</exception>
+    public async Task<RelayPath> ConnectDirectAsync(Guid peer, TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        var started = Stopwatch.StartNew();
+        PeerUdp pair;
+        try
+        {
+            pair = _pairs.TryGetValue(peer, out var known) ? known : await PairAsync(peer, cancellationToken).ConfigureAwait(false);
+            if (pair.Direct is not null)
+                return RelayPath.Direct;
+            if (_udp is not { } udp || !await TaskWaits.WaitAsync(udp.Bound, Remaining(started, timeout), cancellationToken).ConfigureAwait(false))
+                return RelayPath.Relayed;
+        }
+        catch (Exception e) when (e is RelayException or TimeoutException or IOException)
+        {
+            return RelayPath.Relayed;
+        }
+
+        if (!TryEnterPunch())
+            return RelayPath.Relayed;
+        pair.CountPunchAttempt();
+        try
+        {
+            for (var tryNumber = 0; tryNumber < MaxPunchTries && started.Elapsed < timeout; tryNumber++)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                if (await TryPunchAsync(pair, started, timeout, cancellationToken).ConfigureAwait(false))
+                {
+                    pair.CountPunchSuccess();
+                    return RelayPath.Direct;
+                }
+            }
+
+            return RelayPath.Relayed;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _punchSessions);
+        }
+    }
+
+    /// <summary>SNL's name for <see cref="ConnectDirectAsync"/>: true when it ended <see cref="RelayPath.Direct"/>.</summary>
+    public async Task<bool> RequestHolePunchAsync(Guid peer, TimeSpan timeout, CancellationToken cancellationToken = default) =>
+        await ConnectDirectAsync(peer, timeout, cancellationToken).ConfigureAwait(false) == RelayPath.Direct;
+
+    /// <summary>Called when the path to a peer changed: <see cref="RelayPath.Direct"/> after a punch, <see cref="RelayPath.Relayed"/> when a direct path stopped answering (datagrams go through the relay again). On a timer or receive thread.</summary>
+    protected virtual void OnPathChanged(Guid peer, RelayPath path)
+    {
+    }
+
+    private static TimeSpan Remaining(Stopwatch started, TimeSpan timeout)
+    {
+        var left = timeout - started.Elapsed;
+        return left > TimeSpan.Zero ? left : TimeSpan.Zero;
+    }
+
+    private async Task<bool> TryPunchAsync(PeerUdp pair, Stopwatch started, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var tryLength = Remaining(started, timeout) < s_tryLength ? Remaining(started, timeout) : s_tryLength;
+        var asked = Stopwatch.StartNew();
+        PunchOfferMessage answer;
+        try
+        {
+            answer = await RequestAsync<PunchOfferMessage, PunchOfferMessage>(pair.PeerId, new MessageEnvelope(RelayKinds.PeerPunch), Offer(), tryLength, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RelayException or TimeoutException or IOException or InvalidDataException)
+        {
+            return false;
+        }
+
+        if (answer.Refused)
+            return false;
+
+        // The answer took a round trip; the peer started punching when it sent it, half of one ago.
+        var halfTrip = TimeSpan.FromTicks(asked.Elapsed.Ticks / 2);
+        var punch = StartPunch(pair, Candidates(answer));
+        try
+        {
+            await Task.Delay(halfTrip, cancellationToken).ConfigureAwait(false);
+            _ = SprayAsync(pair, punch, tryLength);
+            var acknowledged = await TaskWaits.WaitAsync(punch.Acknowledged.Task, Remaining(started, timeout) < tryLength ? Remaining(started, timeout) : tryLength, cancellationToken).ConfigureAwait(false);
+            GoDirect(pair, acknowledged);
+            Send(pair.PeerId, new MessageEnvelope(RelayKinds.PeerPunchNominate));
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+        finally
+        {
+            StopPunch(pair);
+        }
+    }
+
+    /// <summary>A p2p/punch request or nomination from a peer (on the receive thread); false for any other message.</summary>
+    private bool OnPunchMessage(in ProtoMessage message)
+    {
+        if (message.HeaderUtf8.SequenceEqual("p2p/punch-nominate"u8))
+        {
+            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state
+                && (state.Acknowledged.Task.IsCompleted ? state.Acknowledged.Task.Result : state.LastHeard) is { } endpoint)
+                GoDirect(nominated, endpoint);
+            return true;
+        }
+
+        if (!message.IsRequest || !message.HeaderUtf8.SequenceEqual("p2p/punch"u8))
+            return false;
+        var from = message.From;
+        if (!_pairs.TryGetValue(from, out var pair) || _udp is not { IsBound: true } || !TryAdmitPunchRequest(from))
+        {
+            _connection.Reply(in message, new PunchOfferMessage { Refused = true });
+            return true;
+        }
+
+        PunchOfferMessage offer;
+        try
+        {
+            offer = message.Unpack<PunchOfferMessage>();
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            _connection.Reply(in message, new PunchOfferMessage { Refused = true });
+            return true;
+        }
+
+        _connection.Reply(in message, Offer());
+        var punch = StartPunch(pair, Candidates(offer));
+        _ = SprayAsync(pair, punch, s_tryLength).ContinueWith(_ => Interlocked.Decrement(ref _punchSessions), TaskScheduler.Default);
+        return true;
+    }
+
+    private bool TryEnterPunch()
+    {
+        if (Interlocked.Increment(ref _punchSessions) <= MaxPunchSessions)
+            return true;
+        Interlocked.Decrement(ref _punchSessions);
+        return false;
+    }
+
+    private bool TryAdmitPunchRequest(Guid peer)
+    {
+        var now = Milliseconds.Now;
+        lock (_punchLimitLock)
+        {
+            if (!_punchRequests.TryGetValue(peer, out var times))
+                _punchRequests[peer] = times = new Queue<long>();
+            while (times.Count > 0 && now - times.Peek() > 60_000)
+                times.Dequeue();
+            if (times.Count >= MaxPunchRequestsPerMinute)
+                return false;
+            times.Enqueue(now);
+        }
+
+        return TryEnterPunch();
+    }
+
+    private static PunchState StartPunch(PeerUdp pair, IEnumerable<IPEndPoint> candidates)
+    {
+        StopPunch(pair);
+        var punch = new PunchState(candidates);
+        pair.Punch = punch;
+        return punch;
+    }
+
+    private static void StopPunch(PeerUdp pair)
+    {
+        if (pair.Punch is PunchState punch)
+            punch.Stop.Cancel();
+    }
+
+    private async Task SprayAsync(PeerUdp pair, PunchState punch, TimeSpan length)
+    {
+        var until = Stopwatch.StartNew();
+        try
+        {
+            while (until.Elapsed < length && !punch.Stop.IsCancellationRequested && _udp is { } udp)
+            {
+                foreach (var candidate in punch.Snapshot())
+                    udp.SendDirect(pair, SecureDatagramType.Punch, default, candidate);
+                await Task.Delay(PunchIntervalMilliseconds - 40 + RandomNumberGenerator.GetInt32(80), punch.Stop.Token).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    /// <summary>An authenticated PUNCH, PUNCH_ACK or KEEPALIVE straight from the peer (the UDP receive thread).</summary>
+    private void OnPunchDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from)
+    {
+        var punch = pair.Punch as PunchState;
+        if (punch is not null && type is SecureDatagramType.Punch or SecureDatagramType.PunchAck)
+            punch.LastHeard = from;
+        switch (type)
+        {
+            case SecureDatagramType.Punch:
+                _udp?.SendDirect(pair, SecureDatagramType.PunchAck, default, from);
+                if (punch is not null && punch.Add(from))
+                    _udp?.SendDirect(pair, SecureDatagramType.Punch, default, from); // a peer-reflexive candidate
+                break;
+            case SecureDatagramType.PunchAck:
+                punch?.Acknowledged.TrySetResult(from);
+                break;
+        }
+
+        // Authenticated: a direct path follows the peer to its new endpoint (roaming).
+        if (pair.Direct is { } direct && !direct.Equals(from))
+            pair.Direct = from;
+    }
+
+    private void GoDirect(PeerUdp pair, IPEndPoint endpoint)
+    {
+        pair.LastDirectReceive = Milliseconds.Now;
+        var was = pair.Direct;
+        pair.Direct = endpoint;
+        if (was is null)
+            OnPathChanged(pair.PeerId, RelayPath.Direct);
+        EnsureKeepalives();
+    }
+
+    private void EnsureKeepalives()
+    {
+        if (Volatile.Read(ref _keepaliveTimer) is not null)
+            return;
+        var timer = new Timer(static state => ((RelayClient)state!).KeepDirectPathsAlive(), this, KeepaliveInterval, KeepaliveInterval);
+        if (Interlocked.CompareExchange(ref _keepaliveTimer, timer, null) is not null)
+            timer.Dispose();
+    }
+
+    private void KeepDirectPathsAlive()
+    {
+        var silentFor = 4 * (long)KeepaliveInterval.TotalMilliseconds;
+        var now = Milliseconds.Now;
+        foreach (var pair in _pairs.Values)
+        {
+            if (pair.Direct is not { } direct)
+                continue;
+            if (now - pair.LastDirectReceive > silentFor)
+            {
+                pair.Direct = null;
+                OnPathChanged(pair.PeerId, RelayPath.Relayed);
+                continue;
+            }
+
+            _udp?.SendDirect(pair, SecureDatagramType.Keepalive, default, direct);
+        }
+    }
+
+    private void StopKeepalives() => Interlocked.Exchange(ref _keepaliveTimer, null)?.Dispose();
+
+    /// <summary>This client's candidates: each local address with the socket's port, then the server-reflexive endpoint.</summary>
+    private PunchOfferMessage Offer()
+    {
+        var offer = new PunchOfferMessage();
+        if (_udp is not { } udp)
+            return offer;
+        var port = udp.LocalEndpoint.Port;
+        var loopback = Endpoint is IPEndPoint { Address: var relayAddress } && IPAddress.IsLoopback(relayAddress);
+        foreach (var address in LocalAddresses(udp.LocalEndpoint.AddressFamily, loopback))
+            offer.Candidates.Add(Encode(new IPEndPoint(address, port)));
+        if (udp.ServerReflexive is { } reflexive)
+            offer.Candidates.Add(Encode(reflexive));
+        return offer;
+    }
+
+    private static IEnumerable<IPAddress> LocalAddresses(AddressFamily family, bool loopback)
+    {
+        if (loopback)
+        {
+            yield return family == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
+            yield break;
+        }
+
+        foreach (var nic in NetworkInterface.GetAllNetworkInterfaces())
+        {
+            if (nic.OperationalStatus != OperationalStatus.Up || nic.NetworkInterfaceType == NetworkInterfaceType.Loopback)
+                continue;
+            foreach (var unicast in nic.GetIPProperties().UnicastAddresses)
+            {
+                if (unicast.Address.AddressFamily == family && !unicast.Address.IsIPv6LinkLocal)
+                    yield return unicast.Address;
+            }
+        }
+    }
+
+    private static byte[] Encode(IPEndPoint endpoint)
+    {
+        var bytes = new byte[19];
+        return bytes.AsSpan(0, UdpFraming.WriteEndpoint(bytes, endpoint)).ToArray();
+    }
+
+    private static List<IPEndPoint> Candidates(PunchOfferMessage offer)
+    {
+        var list = new List<IPEndPoint>();
+        foreach (var bytes in offer.Candidates)
+        {
+            if (list.Count < 16 && UdpFraming.TryReadEndpoint(bytes, out var endpoint))
+                list.Add(endpoint!);
+        }
+
+        return list;
+    }
+}

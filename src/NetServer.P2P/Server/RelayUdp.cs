@@ -1,0 +1,301 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.P2P.Internal;
+using NetServer.P2P.Wire;
+using NetServer.P2P.Wire.Contracts;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P.Server;
+
+/// <summary>
+/// The relay's UDP port (docs/p2p.md, "UDP"): one socket, one secure session per registered peer
+/// (its secret and both indexes sent in the welcome), BIND answered with the source endpoint
+/// seen, RELAYED datagrams opened one layer ([destination | inner]) and re-sealed for the
+/// destination ([source | inner]). The inner datagram is sealed with the peers' pair key, which
+/// this relay made but keeps in no session: it only copies those bytes. A destination that never
+/// bound (UDP blocked) gets the same bytes over TLS (relay/udp).
+/// </summary>
+internal sealed class RelayUdp : IDisposable
+{
+    private readonly RelayServer _relay;
+    private readonly Socket _socket;
+    private readonly SecureUdpSessionTable _table = new();
+    private readonly ConcurrentDictionary<uint, RelayPeerState> _byIndex = new();
+    private readonly object _lock = new();
+    private readonly HashSet<uint> _clientIndexes = [];
+    private readonly Dictionary<(Guid, Guid), (Guid Initiator, UdpPairMessage Pair)> _pairs = [];
+    private readonly byte[] _receive = new byte[65_536];
+    private readonly byte[] _send = new byte[65_536]; // the receive loop's: it forwards from one thread
+    private long _datagramsReceived;
+    private long _datagramsForwarded;
+    private long _datagramsDropped;
+
+    public RelayUdp(RelayServer relay, IPAddress address, int port)
+    {
+        _relay = relay;
+        _socket = new Socket(address.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+        if (address.AddressFamily == AddressFamily.InterNetworkV6)
+            _socket.DualMode = true;
+        _socket.Bind(new IPEndPoint(address, port));
+        Port = ((IPEndPoint)_socket.LocalEndPoint!).Port;
+        _ = Task.Run(ReceiveLoopAsync);
+    }
+
+    public int Port { get; }
+
+    /// <summary>For tests: sees every datagram as received and, once the outer layer opened, its payload (the relay's whole view).</summary>
+    internal Action<byte[]>? ObserveForTests { get; set; }
+
+    public long DatagramsReceived => Interlocked.Read(ref _datagramsReceived);
+
+    public long DatagramsForwarded => Interlocked.Read(ref _datagramsForwarded);
+
+    public long DatagramsDropped => Interlocked.Read(ref _datagramsDropped) + _table.DatagramsTruncated + _table.DatagramsOfUnknownType + _table.DatagramsForUnknownIndex;
+
+    /// <summary>Makes <paramref name="peer"/>'s session (a fresh secret, both indexes) and puts it in the welcome.</summary>
+    public void Attach(RelayPeerState peer, WelcomeMessage welcome)
+    {
+        var secret = SecureUdpSession.NewSecret();
+        try
+        {
+            uint relayIndex, clientIndex;
+            lock (_lock)
+            {
+                relayIndex = _table.NewIndex();
+                clientIndex = NewClientIndexLocked(peer);
+            }
+
+            var session = new SecureUdpSession(secret, UdpFraming.RelayContext(peer.SessionId, peer.Id), SecureUdpRole.Responder, relayIndex, clientIndex);
+            peer.Udp = session;
+            _byIndex[relayIndex] = peer;
+            _table.TryAdd(session);
+            welcome.UdpPort = (uint)Port;
+            welcome.UdpSecret = (byte[])secret.Clone();
+            welcome.UdpRelayIndex = relayIndex;
+            welcome.UdpClientIndex = clientIndex;
+        }
+        finally
+        {
+            Array.Clear(secret, 0, secret.Length);
+        }
+    }
+
+    /// <summary>The peer left: its session, its indexes and its pairs go.</summary>
+    public void Detach(RelayPeerState peer)
+    {
+        lock (_lock)
+        {
+            foreach (var index in peer.UdpIndexes)
+                _clientIndexes.Remove(index);
+            peer.UdpIndexes.Clear();
+            var gone = new List<(Guid, Guid)>();
+            foreach (var key in _pairs.Keys)
+            {
+                if (key.Item1 == peer.Id || key.Item2 == peer.Id)
+                    gone.Add(key);
+            }
+
+            foreach (var key in gone)
+            {
+                if (_pairs.TryGetValue(key, out var pair) && pair.Pair.Secret is { } secret)
+                    Array.Clear(secret, 0, secret.Length);
+                _pairs.Remove(key);
+            }
+        }
+
+        if (peer.Udp is { } session)
+        {
+            _table.Remove(session);
+            _byIndex.TryRemove(session.LocalIndex, out _);
+            session.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// The pair key of <paramref name="requester"/> and <paramref name="other"/>: made once per pair
+    /// (a fresh secret, an index each, unique among the indexes each receives on), the requester's
+    /// view returned, the other's to be sent to it (null when the pair existed: it has it). Null when
+    /// either peer holds <paramref name="maxPairs"/> pair keys already (one index per pair, plus the relay's).
+    /// </summary>
+    public UdpPairMessage? Pair(RelayPeerState requester, RelayPeerState other, int maxPairs, out UdpPairMessage? forOther)
+    {
+        var key = requester.Id.CompareTo(other.Id) < 0 ? (requester.Id, other.Id) : (other.Id, requester.Id);
+        lock (_lock)
+        {
+            forOther = null;
+            if (_pairs.TryGetValue(key, out var existing))
+                return View(existing.Pair, existing.Initiator == requester.Id, other.Id);
+            if (requester.UdpIndexes.Count > maxPairs || other.UdpIndexes.Count > maxPairs)
+                return null;
+
+            var initiatorIndex = NewClientIndexLocked(requester);
+            var responderIndex = NewClientIndexLocked(other);
+            var pair = new UdpPairMessage
+            {
+                PairId = GuidBytes.ToArray(Guid.NewGuid()),
+                Secret = SecureUdpSession.NewSecret(),
+                LocalIndex = initiatorIndex,
+                RemoteIndex = responderIndex,
+                Initiator = true,
+            };
+            _pairs[key] = (requester.Id, pair);
+            forOther = View(pair, initiator: false, requester.Id);
+            return View(pair, initiator: true, other.Id);
+        }
+    }
+
+    /// <summary>
+    /// Forwards a relayed datagram's [destination | inner] from <paramref name="source"/>: by UDP
+    /// when the destination has bound, else over TLS. <paramref name="scratch"/> is a buffer the
+    /// caller owns (at least the datagram plus 60 bytes).
+    /// </summary>
+    public void Forward(RelayPeerState source, ReadOnlySpan<byte> destinationAndInner, byte[] scratch)
+    {
+        if (destinationAndInner.Length < GuidBytes.Size + SecureUdpSession.Overhead
+            || !GuidBytes.TryRead(destinationAndInner.Slice(0, GuidBytes.Size), out var to)
+            || _relay.FindPeer(to) is not { } destination || destination == source)
+        {
+            Interlocked.Increment(ref _datagramsDropped);
+            return;
+        }
+
+        var inner = destinationAndInner.Slice(GuidBytes.Size);
+        if (destination.Udp is { RemoteEndpoint: { } endpoint } session)
+        {
+            // [source | inner] 14 bytes in, then sealed in place with the destination's session.
+            var payload = scratch.AsSpan(SecureUdpSession.HeaderLength, GuidBytes.Size + inner.Length);
+            GuidBytes.Write(payload, source.Id);
+            inner.CopyTo(payload.Slice(GuidBytes.Size));
+            try
+            {
+                var length = session.Seal(SecureDatagramType.Relayed, payload, scratch);
+                _socket.SendTo(scratch, 0, length, SocketFlags.None, endpoint);
+                Interlocked.Increment(ref _datagramsForwarded);
+            }
+            catch (SocketException)
+            {
+                Interlocked.Increment(ref _datagramsDropped); // a datagram lost, as UDP may lose any
+            }
+            catch (ObjectDisposedException)
+            {
+                Interlocked.Increment(ref _datagramsDropped); // the destination left meanwhile (its session disposed), or the relay stopped
+            }
+
+            return;
+        }
+
+        var bytes = new byte[GuidBytes.Size + inner.Length];
+        GuidBytes.Write(bytes, source.Id);
+        inner.CopyTo(bytes.AsSpan(GuidBytes.Size));
+        var envelope = new MessageEnvelope(RelayKinds.UdpDatagram) { To = destination.Id, Payload = bytes };
+        if (destination.Session.SendAsync(envelope))
+            Interlocked.Increment(ref _datagramsForwarded);
+        else
+            Interlocked.Increment(ref _datagramsDropped);
+    }
+
+    public void Dispose()
+    {
+        _socket.Dispose();
+    }
+
+    /// <summary>One side's view of a pair (stored as the initiator's): the other peer's id, its own receive index first.</summary>
+    private static UdpPairMessage View(UdpPairMessage pair, bool initiator, Guid other) => new()
+    {
+        PeerId = GuidBytes.ToArray(other),
+        PairId = pair.PairId,
+        Secret = pair.Secret,
+        LocalIndex = initiator ? pair.LocalIndex : pair.RemoteIndex,
+        RemoteIndex = initiator ? pair.RemoteIndex : pair.LocalIndex,
+        Initiator = initiator,
+    };
+
+    private uint NewClientIndexLocked(RelayPeerState peer)
+    {
+        uint index;
+        do
+        {
+            index = (uint)System.Security.Cryptography.RandomNumberGenerator.GetInt32(1, int.MaxValue);
+        }
+        while (!_clientIndexes.Add(index));
+        peer.UdpIndexes.Add(index);
+        return index;
+    }
+
+    private async Task ReceiveLoopAsync()
+    {
+        EndPoint any = new IPEndPoint(_socket.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any, 0);
+        while (true)
+        {
+            SocketReceiveFromResult result;
+            try
+            {
+                result = await _socket.ReceiveFromAsync(new ArraySegment<byte>(_receive), SocketFlags.None, any).ConfigureAwait(false);
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+            catch (SocketException e) when (e.SocketErrorCode != SocketError.OperationAborted)
+            {
+                continue; // an ICMP error reported on the socket: not this loop's end
+            }
+            catch (SocketException)
+            {
+                return;
+            }
+
+            Interlocked.Increment(ref _datagramsReceived);
+            try
+            {
+                Received(result.RemoteEndPoint, _receive.AsSpan(0, result.ReceivedBytes));
+            }
+            catch (ObjectDisposedException)
+            {
+                // a session disposed by a departure between the lookup and the seal
+            }
+        }
+    }
+
+    private void Received(EndPoint from, Span<byte> datagram)
+    {
+        ObserveForTests?.Invoke(datagram.ToArray());
+        if (_table.Open(datagram, out var session, out var type, out var length) != SecureDatagramStatus.Ok
+            || !_byIndex.TryGetValue(session!.LocalIndex, out var peer) || peer.HasLeft)
+            return; // counted by the table or the session
+
+        session.RemoteEndpoint = from; // authenticated: the peer's endpoint follows it (roaming)
+        var payload = datagram.Slice(SecureUdpSession.HeaderLength, length);
+        ObserveForTests?.Invoke(payload.ToArray());
+        switch (type)
+        {
+            case SecureDatagramType.Bind:
+                var written = UdpFraming.WriteEndpoint(_send.AsSpan(SecureUdpSession.HeaderLength, payload.Length), (IPEndPoint)from);
+                if (written == 0)
+                {
+                    Interlocked.Increment(ref _datagramsDropped); // never answer with more than was asked
+                    return;
+                }
+
+                var answer = session.Seal(SecureDatagramType.BindAck, _send.AsSpan(SecureUdpSession.HeaderLength, written), _send);
+                _socket.SendTo(_send, 0, answer, SocketFlags.None, from);
+                break;
+            case SecureDatagramType.Relayed:
+                if (peer.UdpBucket.TryTake(1, Milliseconds.Now))
+                    Forward(peer, payload, _send);
+                else
+                    Interlocked.Increment(ref _datagramsDropped);
+                break;
+            case SecureDatagramType.Keepalive:
+                break;
+            default:
+                Interlocked.Increment(ref _datagramsDropped);
+                break;
+        }
+    }
+}
