@@ -7,14 +7,17 @@ namespace NetServer.SecureUdp;
 /// What makes a <see cref="UdpPeer"/> secure, written once for <see cref="SecureUdpServer"/> and
 /// <see cref="SecureUdpClient"/>: every datagram received is opened in place through the session
 /// table before any hook sees it (a bad one is counted and dropped), and every datagram sent is
-/// sealed with the session for its target: the client's one session, or on a server the session
-/// last authenticated from that endpoint (an endpoint changes only on an authenticated datagram).
+/// sealed with the session for its target: the client's one session, a server's session named by
+/// the caller, or for a send to an endpoint the session bound to it. A session's endpoint moves
+/// only on an authenticated datagram with its highest counter yet (a replayed or held-back one may
+/// come from anywhere), and never onto an endpoint another live session holds (first one wins).
 /// </summary>
 internal sealed class DatagramSecurity
 {
     private readonly SecureUdpSession? _only;
     private readonly ConcurrentDictionary<EndPoint, SecureUdpSession>? _byEndpoint;
     private long _dropped;
+    private long _endpointConflicts;
 
     private DatagramSecurity(SecureUdpSessionTable sessions, SecureUdpSession? only)
     {
@@ -31,6 +34,9 @@ internal sealed class DatagramSecurity
 
     /// <summary>Datagrams received and not delivered: refused by the table or a session, or authentic but not <see cref="SecureDatagramType.Data"/>.</summary>
     public long DatagramsDropped => Interlocked.Read(ref _dropped);
+
+    /// <summary>Authenticated datagrams that came from an endpoint another live session holds: delivered, but the endpoint stayed with its first session.</summary>
+    public long EndpointConflicts => Interlocked.Read(ref _endpointConflicts);
 
     /// <summary>A server's: many sessions, each answered at the endpoint it was last heard from.</summary>
     public static DatagramSecurity ForServer(SecureUdpSessionTable sessions) => new(sessions, null);
@@ -49,14 +55,15 @@ internal sealed class DatagramSecurity
     /// </summary>
     public SecureUdpSession? Open(EndPoint source, Span<byte> datagram, out int payloadLength)
     {
-        var status = Sessions.Open(datagram, out var session, out var type, out payloadLength);
+        var status = Sessions.Open(datagram, out var session, out var type, out payloadLength, out var newest);
         if (status != SecureDatagramStatus.Ok)
         {
             Interlocked.Increment(ref _dropped);
             return null;
         }
 
-        Bind(session!, source);
+        if (newest)
+            Bind(session!, source);
         if (type == SecureDatagramType.Data)
             return session;
         Interlocked.Increment(ref _dropped); // a keepalive (or a P2P type) carries nothing for OnReceived
@@ -67,22 +74,49 @@ internal sealed class DatagramSecurity
     public SecureUdpSession? SessionFor(EndPoint target) =>
         _only ?? (_byEndpoint!.TryGetValue(target, out var session) ? session : null);
 
-    /// <summary>Roaming: the session is answered where its last authenticated datagram came from.</summary>
+    /// <summary>Whether <paramref name="session"/> is (still) in the table datagrams are opened for.</summary>
+    public bool IsLive(SecureUdpSession session) => Sessions.TryGet(session.LocalIndex, out var held) && ReferenceEquals(held, session);
+
+    /// <summary>
+    /// Roaming: the session is answered where its newest authenticated datagram came from, unless
+    /// another live session holds that endpoint (an authenticated client spoofing another's address
+    /// must not receive its replies), and only while the table still holds the session.
+    /// </summary>
     private void Bind(SecureUdpSession session, EndPoint source)
     {
         var previous = session.RemoteEndpoint;
         if (ReferenceEquals(previous, source) || source.Equals(previous))
             return;
-        session.RemoteEndpoint = source;
         if (_byEndpoint is null)
+        {
+            session.RemoteEndpoint = source;
             return;
-        _byEndpoint[source] = session;
+        }
+
+        var holder = _byEndpoint.GetOrAdd(source, session);
+        if (holder != session && (IsLive(holder) || !_byEndpoint.TryUpdate(source, session, holder)))
+        {
+            Interlocked.Increment(ref _endpointConflicts);
+            return;
+        }
+
+        session.RemoteEndpoint = source;
+
+        // Against Forget: either Remove's Forget sees the new endpoint, or this check sees the removal.
+        Thread.MemoryBarrier();
+        if (!IsLive(session))
+        {
+            Unmap(source, session); // Bind raced Remove: a removed session is not resurrected
+            return;
+        }
+
         if (previous is not null)
             Unmap(previous, session);
     }
 
     private void Forget(SecureUdpSession session)
     {
+        Thread.MemoryBarrier();
         if (session.RemoteEndpoint is { } endpoint)
             Unmap(endpoint, session);
     }

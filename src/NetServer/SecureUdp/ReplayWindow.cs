@@ -4,7 +4,7 @@ namespace NetServer.SecureUdp;
 /// The sliding replay window of one receive key: a bitmap of the last
 /// <see cref="SecureUdpConstants.ReplayWindowSize"/> counters behind the highest one accepted
 /// (RFC 6479, as wireguard-go's <c>replay/</c>). <see cref="Check"/> only looks;
-/// <see cref="Accept"/>, called once the datagram authenticated, records it, so a forged datagram
+/// <see cref="Accept(ulong)"/>, called once the datagram authenticated, records it, so a forged datagram
 /// (a replayed or a far-ahead counter) changes nothing. Not thread-safe: the session's receive
 /// lock guards it.
 /// </summary>
@@ -31,10 +31,18 @@ internal sealed class ReplayWindow
     }
 
     /// <summary>Records an authenticated <paramref name="counter"/>; false if <see cref="Check"/> would refuse it (nothing changes then).</summary>
-    public bool Accept(ulong counter)
+    public bool Accept(ulong counter) => Accept(counter, out _);
+
+    /// <summary>
+    /// As <see cref="Accept(ulong)"/>; <paramref name="advanced"/> tells whether the counter was the
+    /// highest yet (the window moved): only such a datagram may move its sender's endpoint.
+    /// </summary>
+    public bool Accept(ulong counter, out bool advanced)
     {
+        advanced = false;
         if (Check(counter) != SecureDatagramStatus.Ok)
             return false;
+        advanced = !_any || counter > _last;
         var block = counter >> SecureUdpConstants.ReplayBlockBitLog;
         if (!_any)
         {

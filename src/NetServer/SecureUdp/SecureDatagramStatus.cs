@@ -36,4 +36,13 @@ public enum SecureDatagramStatus
 
     /// <summary>The caller's destination is smaller than the payload (opening into a separate span).</summary>
     DestinationTooSmall,
+
+    /// <summary>
+    /// Dropped unopened: the session (or its table) has had too many authentication failures in
+    /// the last second, so no AEAD runs until its failure budget refills (docs/secure-udp.md).
+    /// </summary>
+    RateLimited,
+
+    /// <summary>The session has had as many authentication failures as its AEAD allows (RFC 9001 section 6.6): it refuses every datagram; set up a new one.</summary>
+    IntegrityLimitReached,
 }

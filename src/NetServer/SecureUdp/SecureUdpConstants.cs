@@ -60,6 +60,26 @@ internal static class SecureUdpConstants
     /// <summary>Milliseconds between two tries to catch up more than one epoch (each derives keys before the tag can be checked).</summary>
     public const long CatchUpIntervalMilliseconds = 100;
 
+    // --- Forged datagrams ---
+
+    /// <summary>
+    /// Authentication failures a session takes per second (and at once, as a burst) before it drops
+    /// datagrams unopened until its budget refills: each failure costs an exception (about 10 us).
+    /// </summary>
+    public const long SessionFailuresPerSecond = 256;
+
+    /// <summary>Authentication failures all the sessions of one table take per second (and at once) before they drop datagrams unopened.</summary>
+    public const long TableFailuresPerSecond = 4096;
+
+    /// <summary>
+    /// Authentication failures a session survives with AES-GCM, across all its keys (RFC 9001
+    /// section 6.6: 2^52); past it the session refuses every datagram.
+    /// </summary>
+    public const long AesGcmIntegrityLimit = 1L << 52;
+
+    /// <summary>The same for ChaCha20-Poly1305 (RFC 9001 section 6.6: 2^36).</summary>
+    public const long ChaChaIntegrityLimit = 1L << 36;
+
     // --- Replay window (RFC 6479; wireguard-go replay/) ---
 
     /// <summary>Bits per block of the replay bitmap (2^6 = 64, one ulong).</summary>

@@ -19,6 +19,13 @@ internal sealed partial class SecureUdpLimits
 
     public long CatchUpIntervalMilliseconds { get; set; } = SecureUdpConstants.CatchUpIntervalMilliseconds;
 
+    public long SessionFailuresPerSecond { get; set; } = SecureUdpConstants.SessionFailuresPerSecond;
+
+    public long TableFailuresPerSecond { get; set; } = SecureUdpConstants.TableFailuresPerSecond;
+
+    /// <summary>When set, replaces the algorithm's integrity limit (tests reach it without 2^36 forgeries).</summary>
+    public long? IntegrityLimit { get; set; }
+
     /// <summary>Milliseconds on a monotonic clock (read once per datagram sealed or opened; the limits need no finer grain than the system tick).</summary>
     public Func<long> Clock { get; set; } = SystemClock;
 }

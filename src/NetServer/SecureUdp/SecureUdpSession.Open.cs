@@ -13,6 +13,9 @@ public sealed partial class SecureUdpSession
     private EpochKey? _previous;
     private long _previousExpiresAt;
     private long _catchUpAllowedAt = long.MinValue;
+    private EpochKey?[]? _ahead; // keys derived past _next, by distance from _current (bounded by MaxEpochsAhead)
+    private readonly FailureBudget _failureBudget;
+    private readonly long _integrityLimit;
 
     /// <summary>
     /// Opens a datagram in place: on <see cref="SecureDatagramStatus.Ok"/> the payload is
@@ -61,6 +64,26 @@ public sealed partial class SecureUdpSession
         return status;
     }
 
+    /// <summary>
+    /// As <see cref="Open(Span{byte}, out SecureDatagramType, out int)"/>; <paramref name="isNewest"/>
+    /// tells (when Ok) whether the datagram carried the highest counter of the newest epoch yet. Move
+    /// <see cref="RemoteEndpoint"/> only on such a datagram: a replayed or held-back one may come from anywhere.
+    /// </summary>
+    public SecureDatagramStatus Open(Span<byte> datagram, out SecureDatagramType type, out int payloadLength, out bool isNewest)
+    {
+        type = default;
+        payloadLength = 0;
+        isNewest = false;
+        var status = Inspect(datagram, out var index);
+        if (status != SecureDatagramStatus.Ok || index != LocalIndex)
+            return Drop(status == SecureDatagramStatus.Ok ? SecureDatagramStatus.UnknownIndex : status);
+        var length = datagram.Length - Overhead;
+        status = OpenChecked(datagram, datagram.Slice(HeaderLength, length), null, out type, out isNewest);
+        if (status == SecureDatagramStatus.Ok)
+            payloadLength = length;
+        return status;
+    }
+
     /// <summary>What can be told of a datagram before any key: long enough, of a known type (then its receiver index).</summary>
     internal static SecureDatagramStatus Inspect(ReadOnlySpan<byte> datagram, out uint index)
     {
@@ -74,9 +97,19 @@ public sealed partial class SecureUdpSession
     }
 
     /// <summary>Opens a datagram already inspected and addressed to this session into <paramref name="plaintext"/> (its payload's length).</summary>
-    internal SecureDatagramStatus OpenChecked(ReadOnlySpan<byte> datagram, Span<byte> plaintext, out SecureDatagramType type)
+    internal SecureDatagramStatus OpenChecked(ReadOnlySpan<byte> datagram, Span<byte> plaintext, out SecureDatagramType type) =>
+        OpenChecked(datagram, plaintext, null, out type, out _);
+
+    /// <summary>
+    /// Opens a datagram already inspected and addressed to this session into <paramref name="plaintext"/>,
+    /// spending <paramref name="tableBudget"/> too on a failure. <paramref name="newest"/>: the datagram
+    /// carried the highest counter of the newest epoch yet (only such a one may move the endpoint).
+    /// </summary>
+    internal SecureDatagramStatus OpenChecked(ReadOnlySpan<byte> datagram, Span<byte> plaintext, FailureBudget? tableBudget,
+        out SecureDatagramType type, out bool newest)
     {
         type = default;
+        newest = false;
         var header = datagram.Slice(0, HeaderLength);
         var ciphertext = datagram.Slice(HeaderLength, plaintext.Length);
         var tag = datagram.Slice(HeaderLength + plaintext.Length, TagLength);
@@ -91,38 +124,38 @@ public sealed partial class SecureUdpSession
         {
             if (_disposed)
                 return Drop(SecureDatagramStatus.UnknownIndex);
+            if (Interlocked.Read(ref _authenticationFailures) >= _integrityLimit)
+                return Drop(SecureDatagramStatus.IntegrityLimitReached);
             var now = _limits.Clock();
-            if (_previous is not null && now >= _previousExpiresAt)
-            {
-                _previous.Dispose();
-                _previous = null;
-            }
+            SweepPrevious(now);
 
-            var key = KeyFor(header[SecureUdpConstants.EpochOffset], now);
+            // Over budget, no AEAD runs (and no key is derived): the failure we cannot rule out costs an exception.
+            var spent = _failureBudget.IsSpent(now) || (tableBudget?.IsSpent(now) ?? false);
+            var key = KeyFor(header[SecureUdpConstants.EpochOffset], now, mayDerive: !spent);
             if (key is null)
-                return Drop(SecureDatagramStatus.UnknownEpoch);
-            var trial = key != _current && key != _next && key != _previous;
+                return Drop(spent ? RateLimited() : SecureDatagramStatus.UnknownEpoch);
 
             var fresh = key.Window!.Check(counter);
             if (fresh != SecureDatagramStatus.Ok)
             {
-                if (trial)
-                    key.Dispose();
                 Interlocked.Increment(ref _replays);
                 return Drop(fresh);
             }
 
+            if (spent)
+                return Drop(RateLimited());
             key.Nonce(counter, nonce);
             if (!key.Aead.TryOpen(nonce, ciphertext, tag, plaintext, header))
             {
-                if (trial)
-                    key.Dispose();
+                _failureBudget.Spend(now);
+                tableBudget?.Spend(now);
                 Interlocked.Increment(ref _authenticationFailures);
                 return Drop(SecureDatagramStatus.AuthenticationFailed);
             }
 
             // Authentic: only now does the datagram count against the window, and only now may it move the epoch.
-            key.Window.Accept(counter);
+            key.Window.Accept(counter, out var advanced);
+            newest = advanced && key != _previous;
             if (key != _current && key != _previous)
                 MoveToReceiveEpoch(key, now);
             _opened.Increment();
@@ -131,12 +164,29 @@ public sealed partial class SecureUdpSession
         }
     }
 
+    private SecureDatagramStatus RateLimited()
+    {
+        Interlocked.Increment(ref _rateLimited);
+        return SecureDatagramStatus.RateLimited;
+    }
+
+    /// <summary>Disposes (and so erases) the previous epoch's receive key once its time is up; under the receive lock.</summary>
+    private void SweepPrevious(long now)
+    {
+        if (_previous is not null && now >= _previousExpiresAt)
+        {
+            _previous.Dispose();
+            _previous = null;
+        }
+    }
+
     /// <summary>
-    /// The receive key for a datagram's epoch byte: the current, next or previous epoch's, or, at
-    /// most once per catch-up interval, a trial key derived some epochs ahead (a sender whose every
-    /// datagram of an epoch was lost); null when there is none.
+    /// The receive key for a datagram's epoch byte: the current, next or previous epoch's, or one
+    /// some epochs ahead (a sender whose every datagram of an epoch was lost): taken from the cache
+    /// of keys ahead, else derived and cached when <paramref name="mayDerive"/>, at most once per
+    /// catch-up interval; null when there is none.
     /// </summary>
-    private EpochKey? KeyFor(byte wireEpoch, long now)
+    private EpochKey? KeyFor(byte wireEpoch, long now, bool mayDerive)
     {
         var distance = (byte)(wireEpoch - (byte)_current.Epoch);
         switch (distance)
@@ -149,16 +199,40 @@ public sealed partial class SecureUdpSession
                 return _previous;
         }
 
-        if (distance > _limits.MaxEpochsAhead || now < _catchUpAllowedAt)
+        if (distance > _limits.MaxEpochsAhead)
+            return null;
+        _ahead ??= new EpochKey?[_limits.MaxEpochsAhead + 1];
+
+        // A key already derived costs nothing more: a forgery for its epoch spends no catch-up slot,
+        // so forgeries cannot starve a receiver that really lags.
+        if (_ahead[distance] is { } cached)
+            return cached;
+        if (!mayDerive || now < _catchUpAllowedAt)
             return null;
         _catchUpAllowedAt = now + _limits.CatchUpIntervalMilliseconds;
-        return _next.Ahead(distance - 1, now);
+        return _ahead[distance] = _next.Ahead(distance - 1, now);
     }
 
     /// <summary>A datagram of a later epoch authenticated: it becomes the current one; the one it replaces is kept briefly.</summary>
     private void MoveToReceiveEpoch(EpochKey key, long now)
     {
-        var after = key.Ahead(1, now);
+        var distance = (int)(key.Epoch - _current.Epoch);
+        var ahead = _ahead;
+        var after = ahead is not null && distance + 1 < ahead.Length && ahead[distance + 1] is { } cached ? cached : key.Ahead(1, now);
+        if (ahead is not null)
+        {
+            // The cache shifts with the current epoch: keys now behind it go, the rest move down.
+            for (var i = 2; i < ahead.Length; i++)
+            {
+                var entry = ahead[i];
+                ahead[i] = null;
+                if (entry is not null && entry != key && entry != after && i < distance + 2)
+                    entry.Dispose();
+                else if (entry is not null && i - distance >= 2)
+                    ahead[i - distance] = entry;
+            }
+        }
+
         key.EraseSecret();
         if (key != _next)
             _next.Dispose(); // caught up past it

@@ -32,6 +32,14 @@ public sealed partial class SecureUdpSession
         var tag = destination.Slice(HeaderLength + payload.Length, TagLength);
         Span<byte> nonce = stackalloc byte[SecureUdpConstants.NonceLength];
         var now = _limits.Clock();
+
+        // A session that only sends still erases its expired previous receive key.
+        if (Volatile.Read(ref _previous) is not null && now >= Volatile.Read(ref _previousExpiresAt))
+        {
+            lock (_receiveGate)
+                SweepPrevious(now);
+        }
+
         while (true)
         {
             var key = Volatile.Read(ref _send);

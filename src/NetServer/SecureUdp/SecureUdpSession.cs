@@ -44,6 +44,7 @@ public sealed partial class SecureUdpSession : IDisposable
     private long _dropped;
     private long _authenticationFailures;
     private long _replays;
+    private long _rateLimited;
     private long _rekeys;
 
     /// <summary>
@@ -79,6 +80,9 @@ public sealed partial class SecureUdpSession : IDisposable
             Aead.Create(algorithm, default); // throws the platform's reason
 
         _limits = limits;
+        _failureBudget = new FailureBudget(limits.SessionFailuresPerSecond, limits.SessionFailuresPerSecond);
+        _integrityLimit = limits.IntegrityLimit
+            ?? (algorithm == SecureUdpAlgorithm.AesGcm ? SecureUdpConstants.AesGcmIntegrityLimit : SecureUdpConstants.ChaChaIntegrityLimit);
         Role = role;
         Algorithm = algorithm;
         LocalIndex = localIndex;
@@ -131,6 +135,12 @@ public sealed partial class SecureUdpSession : IDisposable
     /// <summary>Datagrams whose tag did not verify.</summary>
     public long AuthenticationFailures => Interlocked.Read(ref _authenticationFailures);
 
+    /// <summary>
+    /// Datagrams dropped unopened because this session (or its table) had spent its budget of
+    /// authentication failures (<see cref="SecureDatagramStatus.RateLimited"/>): no AEAD ran for them.
+    /// </summary>
+    public long DatagramsRateLimited => Interlocked.Read(ref _rateLimited);
+
     /// <summary>Datagrams refused as replays or as too old for the replay window.</summary>
     public long ReplaysDropped => Interlocked.Read(ref _replays);
 
@@ -176,6 +186,11 @@ public sealed partial class SecureUdpSession : IDisposable
                 _previous?.Dispose();
                 _current.Dispose();
                 _next.Dispose();
+                if (_ahead is not null)
+                {
+                    foreach (var key in _ahead)
+                        key?.Dispose();
+                }
             }
 
             send = Volatile.Read(ref _send);

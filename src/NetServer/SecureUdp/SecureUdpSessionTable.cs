@@ -9,7 +9,7 @@ namespace NetServer;
 /// <summary>
 /// The secure sessions of one socket, found by the receiver index every datagram carries: each
 /// side picks the index it receives on (<see cref="NewIndex"/>) and tells the other out of band.
-/// <see cref="Open"/> drops what no session can own (truncated, of an unknown type, for an
+/// <see cref="Open(Span{byte}, out SecureUdpSession?, out SecureDatagramType, out int)"/> drops what no session can own (truncated, of an unknown type, for an
 /// unknown index) before any cryptography, counts it here, and hands the rest to its session.
 /// Thread-safe; lookups take no lock and allocate nothing.
 /// </summary>
@@ -19,10 +19,20 @@ public sealed class SecureUdpSessionTable
     private long _truncated;
     private long _unknownType;
     private long _unknownIndex;
+    private readonly FailureBudget _failureBudget;
 
     /// <summary>A table; throws on the netstandard2.0 build, which has no secure UDP.</summary>
     /// <exception cref="PlatformNotSupportedException">The netstandard2.0 build.</exception>
-    public SecureUdpSessionTable() => Aead.EnsureAvailable();
+    public SecureUdpSessionTable()
+        : this(SecureUdpLimits.Default)
+    {
+    }
+
+    internal SecureUdpSessionTable(SecureUdpLimits limits)
+    {
+        Aead.EnsureAvailable();
+        _failureBudget = new FailureBudget(limits.TableFailuresPerSecond, limits.TableFailuresPerSecond);
+    }
 
     /// <summary>Sessions in the table.</summary>
     public int Count => _sessions.Count;
@@ -90,8 +100,19 @@ public sealed class SecureUdpSessionTable
     /// <param name="session">The session the index named (also when it refused the datagram); null when none did.</param>
     /// <param name="type">The datagram's type (when Ok).</param>
     /// <param name="payloadLength">The payload's length (when Ok).</param>
-    public SecureDatagramStatus Open(Span<byte> datagram, out SecureUdpSession? session, out SecureDatagramType type, out int payloadLength)
+    public SecureDatagramStatus Open(Span<byte> datagram, out SecureUdpSession? session, out SecureDatagramType type, out int payloadLength) =>
+        Open(datagram, out session, out type, out payloadLength, out _);
+
+    /// <summary>
+    /// As <see cref="Open(Span{byte}, out SecureUdpSession?, out SecureDatagramType, out int)"/>;
+    /// <paramref name="isNewest"/> tells (when Ok) whether the datagram carried the highest counter of
+    /// the newest epoch yet: only such a datagram may move the session's
+    /// <see cref="SecureUdpSession.RemoteEndpoint"/> (a replayed or held-back one may come from anywhere).
+    /// </summary>
+    public SecureDatagramStatus Open(Span<byte> datagram, out SecureUdpSession? session, out SecureDatagramType type, out int payloadLength,
+        out bool isNewest)
     {
+        isNewest = false;
         session = null;
         type = default;
         payloadLength = 0;
@@ -112,7 +133,7 @@ public sealed class SecureUdpSessionTable
         }
 
         var length = datagram.Length - SecureUdpSession.Overhead;
-        var status = session.OpenChecked(datagram, datagram.Slice(SecureUdpSession.HeaderLength, length), out type);
+        var status = session.OpenChecked(datagram, datagram.Slice(SecureUdpSession.HeaderLength, length), _failureBudget, out type, out isNewest);
         if (status == SecureDatagramStatus.Ok)
             payloadLength = length;
         return status;

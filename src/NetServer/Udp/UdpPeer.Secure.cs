@@ -16,8 +16,11 @@ public abstract partial class UdpPeer
     /// <summary>Makes this peer secure (its constructor's call, before the socket exists).</summary>
     private protected void UseSecurity(DatagramSecurity security) => _security = security;
 
-    /// <summary>The datagram's size on the wire: sealed ones carry a header and a tag.</summary>
-    private int WireLength(int payload) => _security is null ? payload : payload + SecureUdpSession.Overhead;
+    /// <summary>
+    /// The datagram's size on the wire: sealed ones carry a header and a tag. A long, so that a
+    /// payload near int.MaxValue cannot wrap to a small size and slip past the size check.
+    /// </summary>
+    private long WireLength(int payload) => _security is null ? payload : (long)payload + SecureUdpSession.Overhead;
 
     /// <summary>Delivers a received datagram to OnReceived; false when a secure peer dropped it instead (it did not open, or carries no data).</summary>
     internal bool InvokeReceived(EndPoint endpoint, byte[] buffer, int offset, int size)
@@ -52,6 +55,49 @@ public abstract partial class UdpPeer
         return session;
     }
 
+    /// <summary>
+    /// Where a send by session goes: the session's endpoint; null, with OnError(<see cref="SocketError.NotConnected"/>),
+    /// when it has none yet or is not in this peer's table (removed, or another server's).
+    /// </summary>
+    private EndPoint? SessionEndpoint(DatagramChannel channel, SecureUdpSession session)
+    {
+        if (session is null)
+            ThrowHelper.ThrowArgumentNull(nameof(session));
+        if (_security!.IsLive(session) && session.RemoteEndpoint is { } endpoint)
+            return endpoint;
+        channel.ReportError(SocketError.NotConnected);
+        return null;
+    }
+
+    /// <summary>A secure server's queued send sealed with <paramref name="session"/> (not with whichever session holds an endpoint).</summary>
+    private protected bool SendQueued(SecureUdpSession session, ReadOnlySpan<byte> data)
+    {
+        var channel = Channel;
+        if (channel is null || SessionEndpoint(channel, session) is not { } endpoint || !CheckDatagram(channel, endpoint, WireLength(data.Length)))
+            return false;
+        return SendQueuedSealed(channel, endpoint, data, session);
+    }
+
+    /// <summary>A secure server's blocking send sealed with <paramref name="session"/>.</summary>
+    private protected long SendBlocking(SecureUdpSession session, ReadOnlySpan<byte> data)
+    {
+        var channel = Channel;
+        if (channel is null || SessionEndpoint(channel, session) is not { } endpoint || !CheckDatagram(channel, endpoint, WireLength(data.Length)))
+            return 0;
+        return SendBlockingSealed(channel, endpoint, data, session);
+    }
+
+    /// <summary>A secure server's awaitable send sealed with <paramref name="session"/>.</summary>
+    private protected ValueTask<bool> SendAwaitable(SecureUdpSession session, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+            return new ValueTask<bool>(Task.FromCanceled<bool>(cancellationToken));
+        var channel = Channel;
+        if (channel is null || SessionEndpoint(channel, session) is not { } endpoint || !CheckDatagram(channel, endpoint, WireLength(buffer.Length)))
+            return new ValueTask<bool>(false);
+        return SendAwaitableSealed(channel, endpoint, buffer.Span, cancellationToken, session);
+    }
+
     /// <summary>Seals into <paramref name="destination"/>; false (reported as NotConnected) when the session was disposed meanwhile.</summary>
     private static bool TrySeal(DatagramChannel channel, SecureUdpSession session, ReadOnlySpan<byte> payload, Span<byte> destination)
     {
@@ -67,11 +113,11 @@ public abstract partial class UdpPeer
         }
     }
 
-    private bool SendQueuedSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data)
+    private bool SendQueuedSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data, SecureUdpSession? given = null)
     {
-        if (SealingSession(channel, endpoint) is not { } session)
+        if ((given ?? SealingSession(channel, endpoint)) is not { } session)
             return false;
-        var length = WireLength(data.Length);
+        var length = (int)WireLength(data.Length); // checked against MaxDatagramPayload already
         byte[]? rented = null;
         var buffer = length <= SealOnStack ? stackalloc byte[length] : (rented = BufferPool.Rent(length));
         try
@@ -85,11 +131,11 @@ public abstract partial class UdpPeer
         }
     }
 
-    private long SendBlockingSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data)
+    private long SendBlockingSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data, SecureUdpSession? given = null)
     {
-        if (SealingSession(channel, endpoint) is not { } session)
+        if ((given ?? SealingSession(channel, endpoint)) is not { } session)
             return 0;
-        var length = WireLength(data.Length);
+        var length = (int)WireLength(data.Length); // checked against MaxDatagramPayload already
         byte[]? rented = null;
         var buffer = length <= SealOnStack ? stackalloc byte[length] : (rented = BufferPool.Rent(length));
         try
@@ -104,11 +150,12 @@ public abstract partial class UdpPeer
         }
     }
 
-    private ValueTask<bool> SendAwaitableSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data, CancellationToken cancellationToken)
+    private ValueTask<bool> SendAwaitableSealed(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data, CancellationToken cancellationToken,
+        SecureUdpSession? given = null)
     {
-        if (SealingSession(channel, endpoint) is not { } session)
+        if ((given ?? SealingSession(channel, endpoint)) is not { } session)
             return new ValueTask<bool>(false);
-        var length = WireLength(data.Length);
+        var length = (int)WireLength(data.Length); // checked against MaxDatagramPayload already
 
         // A parked sender's bytes must outlive this call: sealed into a pooled buffer, returned once the send is settled.
         var sealedBuffer = BufferPool.Rent(length);

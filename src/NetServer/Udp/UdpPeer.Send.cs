@@ -202,7 +202,7 @@ public abstract partial class UdpPeer
     /// Refuses what can never be sent before it takes room: a missing endpoint or one that is not an
     /// IP endpoint (argument errors), and a datagram larger than UDP can carry (OnError: MessageSize).
     /// </summary>
-    private static bool CheckDatagram(DatagramChannel channel, EndPoint endpoint, int length)
+    private static bool CheckDatagram(DatagramChannel channel, EndPoint endpoint, long length)
     {
         if (endpoint is null)
             ThrowHelper.ThrowArgumentNull(nameof(endpoint));

@@ -38,7 +38,7 @@ internal sealed class EchoSecureServer : SecureUdpServer
     protected override void OnReceived(SecureUdpSession session, EndPoint endpoint, byte[] buffer, long offset, long size)
     {
         Received.Enqueue((session, endpoint, buffer.AsSpan((int)offset, (int)size).ToArray()));
-        SendAsync(endpoint, buffer, offset, size);
+        SendAsync(session, buffer, offset, size); // the reply path: sealed by session, not by endpoint
         if (!OptionAutoReceive)
             ReceiveAsync();
     }

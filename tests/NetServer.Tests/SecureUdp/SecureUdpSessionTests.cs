@@ -108,7 +108,8 @@ public class SecureUdpSessionTests
     {
         if (!SecureUdpSession.IsSupported(algorithm))
             return; // ChaCha20-Poly1305 outside the net10.0 build: refused, see AeadKnownAnswerTests
-        var (initiator, responder) = Pair(algorithm);
+        var clock = new ManualClock();
+        var (initiator, responder) = Pair(algorithm, Limits(clock));
         var datagram = Seal(initiator, RandomNumberGenerator.GetBytes(24));
         for (var bit = 0; bit < datagram.Length * 8; bit++)
         {
@@ -121,6 +122,8 @@ public class SecureUdpSessionTests
         Assert.Equal(0, responder.DatagramsOpened);
         Assert.Equal(datagram.Length * 8, responder.DatagramsDropped);
         Assert.Equal(0, responder.ReceiveEpoch);
+        Assert.True(responder.DatagramsRateLimited > 0); // 432 forgeries: past the budget of 256, no AEAD ran
+        clock.Advance(1000); // the failure budget refills
         Assert.Equal(SecureDatagramStatus.Ok, Open(responder, datagram).Status); // the window never moved
     }
 
