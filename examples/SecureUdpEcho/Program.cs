@@ -15,7 +15,7 @@ internal sealed class EchoServer(IPAddress address, int port) : SecureUdpServer(
     protected override void OnReceived(SecureUdpSession session, EndPoint endpoint, byte[] buffer, long offset, long size)
     {
         Console.WriteLine($"Server opened \"{Encoding.UTF8.GetString(buffer, (int)offset, (int)size)}\" from {endpoint} (session {session.LocalIndex:x8})");
-        SendAsync(endpoint, buffer, offset, size); // sealed with the session last heard from that endpoint
+        SendAsync(session, buffer, offset, size); // sealed with this session, sent to its endpoint (the newest authenticated one)
         ReceiveAsync();
     }
 
