@@ -28,7 +28,7 @@ internal sealed class RelayUdp : IDisposable
     private readonly ConcurrentDictionary<uint, RelayPeerState> _byIndex = new();
     private readonly object _lock = new();
     private readonly HashSet<uint> _clientIndexes = [];
-    private readonly Dictionary<(Guid, Guid), (Guid Initiator, UdpPairMessage Pair)> _pairs = [];
+    private readonly Dictionary<(Guid, Guid), (RelayPeerState Initiator, RelayPeerState Responder, UdpPairMessage Pair)> _pairs = [];
     private readonly byte[] _receive = new byte[65_536];
     private readonly byte[] _send = new byte[65_536]; // the receive loop's: it forwards from one thread
     private long _datagramsReceived;
@@ -85,7 +85,11 @@ internal sealed class RelayUdp : IDisposable
         }
     }
 
-    /// <summary>The peer left: its session, its indexes and its pairs go.</summary>
+    /// <summary>
+    /// The peer left: its session, its indexes and its pairs go, with the surviving peer's index of
+    /// each pair (else a peer pairing with a victim and leaving, again and again, would fill the
+    /// victim's pair keys). The survivor drops its pair session on relay/peer-left.
+    /// </summary>
     public void Detach(RelayPeerState peer)
     {
         lock (_lock)
@@ -102,9 +106,14 @@ internal sealed class RelayUdp : IDisposable
 
             foreach (var key in gone)
             {
-                if (_pairs.TryGetValue(key, out var pair) && pair.Pair.Secret is { } secret)
-                    Array.Clear(secret, 0, secret.Length);
-                _pairs.Remove(key);
+                if (_pairs.Remove(key, out var pair))
+                {
+                    var (survivor, survivorIndex) = pair.Initiator == peer ? (pair.Responder, pair.Pair.RemoteIndex) : (pair.Initiator, pair.Pair.LocalIndex);
+                    if (survivor.UdpIndexes.Remove(survivorIndex))
+                        _clientIndexes.Remove(survivorIndex);
+                    if (pair.Pair.Secret is { } secret)
+                        Array.Clear(secret, 0, secret.Length);
+                }
             }
         }
 
@@ -129,7 +138,7 @@ internal sealed class RelayUdp : IDisposable
         {
             forOther = null;
             if (_pairs.TryGetValue(key, out var existing))
-                return View(existing.Pair, existing.Initiator == requester.Id, other.Id);
+                return View(existing.Pair, existing.Initiator == requester, other.Id);
             if (requester.UdpIndexes.Count > maxPairs || other.UdpIndexes.Count > maxPairs)
                 return null;
 
@@ -143,7 +152,7 @@ internal sealed class RelayUdp : IDisposable
                 RemoteIndex = responderIndex,
                 Initiator = true,
             };
-            _pairs[key] = (requester.Id, pair);
+            _pairs[key] = (requester, other, pair);
             forOther = View(pair, initiator: false, requester.Id);
             return View(pair, initiator: true, other.Id);
         }
