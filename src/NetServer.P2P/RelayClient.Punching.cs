@@ -157,18 +157,18 @@ public partial class RelayClient
         if (!message.IsRequest || !message.HeaderUtf8.SequenceEqual("p2p/punch"u8))
             return false;
         var from = message.From;
-        if (!_pairs.TryGetValue(from, out var pair) || _udp is not { IsBound: true } || !TryAdmitPunchRequest(from))
+        PunchOfferMessage offer;
+        try
+        {
+            offer = message.Unpack<PunchOfferMessage>(); // before admission: a malformed request holds no punch session
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
         {
             _connection.Reply(in message, new PunchOfferMessage { Refused = true });
             return true;
         }
 
-        PunchOfferMessage offer;
-        try
-        {
-            offer = message.Unpack<PunchOfferMessage>();
-        }
-        catch (Exception e) when (e is not OutOfMemoryException)
+        if (!_pairs.TryGetValue(from, out var pair) || _udp is not { IsBound: true } || !TryAdmitPunchRequest(from))
         {
             _connection.Reply(in message, new PunchOfferMessage { Refused = true });
             return true;

@@ -29,6 +29,7 @@ internal sealed class UdpChannel : IDisposable
     private readonly IUdpOwner _owner;
     private readonly Socket _socket;
     private readonly SecureUdpSessionTable _table = new();
+    private long _handlerErrors;
     private readonly SecureUdpSession _relay;
     private readonly EndPoint _relayEndpoint;
     private readonly ConcurrentDictionary<uint, PeerUdp> _byIndex = new();
@@ -215,8 +216,17 @@ internal sealed class UdpChannel : IDisposable
             {
                 // a session disposed by a departure meanwhile
             }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // OnDatagram or OnPathChanged threw: that datagram is lost, the loop goes on (one
+                // exception must not end this client's UDP for good). Counted, for tests and logs.
+                Interlocked.Increment(ref _handlerErrors);
+            }
         }
     }
+
+    /// <summary>Datagrams whose handling threw (a user hook, OnDatagram or OnPathChanged): the loop went on.</summary>
+    public long HandlerErrors => Interlocked.Read(ref _handlerErrors);
 
     private void Received(IPEndPoint from, Span<byte> datagram)
     {

@@ -34,6 +34,7 @@ internal sealed class RelayPeerState
         _messages = new TokenBucket(limits.PeerMessageRate, now);
         _bytes = new TokenBucket(limits.PeerByteRate, now);
         UdpBucket = new TokenBucket(limits.PeerMessageRate, now);
+        UdpByteBucket = new TokenBucket(limits.PeerByteRate, now);
         var lifetime = limits.RequestLifetime == Timeout.InfiniteTimeSpan ? -1 : (long)limits.RequestLifetime.TotalMilliseconds;
         Requests = new OutstandingRequests(limits.MaxRequestsInFlight, lifetime);
     }
@@ -46,8 +47,11 @@ internal sealed class RelayPeerState
     /// <summary>The indexes the relay assigned this peer to receive on (under the UDP port's lock).</summary>
     public List<uint> UdpIndexes { get; } = [];
 
-    /// <summary>Datagrams a second this peer may have relayed by UDP (the message rate, a bucket of its own: the UDP receive loop's only).</summary>
-    public TokenBucket UdpBucket { get; }
+    /// <summary>Datagrams a second this peer may have relayed by UDP (the message rate, a bucket of its own: the UDP receive loop's only). A field: the bucket is a struct, taken from in place.</summary>
+    public TokenBucket UdpBucket;
+
+    /// <summary>Datagram bytes a second this peer may have relayed by UDP (<c>PeerByteRate</c>, a bucket of its own as <see cref="UdpBucket"/>).</summary>
+    public TokenBucket UdpByteBucket;
 
     /// <summary>Routed frames waiting to go to this peer together.</summary>
     public Outbox Outbox { get; }

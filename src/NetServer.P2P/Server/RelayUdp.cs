@@ -198,6 +198,16 @@ internal sealed class RelayUdp : IDisposable
             return;
         }
 
+        // Over TLS a datagram is still a datagram: dropped when the destination's queue is over
+        // DestinationQueueLimit, as a routed message would be refused, so a flood cannot eat the
+        // room kept for the relay's own messages (ControlQueueReserve) and get it disconnected.
+        var pending = destination.Session.BytesPending + destination.Outbox.Length;
+        if (pending > 0 && pending + inner.Length + 64 > _relay.Limits.DestinationQueueLimit)
+        {
+            Interlocked.Increment(ref _datagramsDropped);
+            return;
+        }
+
         var bytes = new byte[GuidBytes.Size + inner.Length];
         GuidBytes.Write(bytes, source.Id);
         inner.CopyTo(bytes.AsSpan(GuidBytes.Size));
@@ -268,6 +278,10 @@ internal sealed class RelayUdp : IDisposable
             {
                 // a session disposed by a departure between the lookup and the seal
             }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                Interlocked.Increment(ref _datagramsDropped); // a BINDACK the socket refused, say: one datagram lost, never the loop
+            }
         }
     }
 
@@ -295,10 +309,21 @@ internal sealed class RelayUdp : IDisposable
                 _socket.SendTo(_send, 0, answer, SocketFlags.None, from);
                 break;
             case SecureDatagramType.Relayed:
-                if (peer.UdpBucket.TryTake(1, Milliseconds.Now))
-                    Forward(peer, payload, _send);
-                else
+                var now = Milliseconds.Now;
+                if (!peer.UdpBucket.TryTake(1, now))
+                {
                     Interlocked.Increment(ref _datagramsDropped);
+                }
+                else if (!peer.UdpByteBucket.TryTake(payload.Length, now))
+                {
+                    peer.UdpBucket.Refund(1);
+                    Interlocked.Increment(ref _datagramsDropped);
+                }
+                else
+                {
+                    Forward(peer, payload, _send);
+                }
+
                 break;
             case SecureDatagramType.Keepalive:
                 break;
