@@ -123,7 +123,7 @@ public partial class RelayClient
 
         // The answer took a round trip; the peer started punching when it sent it, half of one ago.
         var halfTrip = TimeSpan.FromTicks(asked.Elapsed.Ticks / 2);
-        var punch = StartPunch(pair, Candidates(answer));
+        var punch = StartPunch(pair, Candidates(answer, _udp?.RelayIsLoopback ?? false));
         try
         {
             await Task.Delay(halfTrip, cancellationToken).ConfigureAwait(false);
@@ -148,7 +148,9 @@ public partial class RelayClient
     {
         if (message.HeaderUtf8.SequenceEqual("p2p/punch-nominate"u8))
         {
-            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state
+            // Only while a punch runs with that peer (none: StopPunch cleared it): a nomination
+            // out of the blue moves nothing.
+            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state && !state.Stop.IsCancellationRequested
                 && (state.Acknowledged.Task.IsCompleted ? state.Acknowledged.Task.Result : state.LastHeard) is { } endpoint)
                 GoDirect(nominated, endpoint);
             return true;
@@ -175,7 +177,7 @@ public partial class RelayClient
         }
 
         _connection.Reply(in message, Offer());
-        var punch = StartPunch(pair, Candidates(offer));
+        var punch = StartPunch(pair, Candidates(offer, _udp?.RelayIsLoopback ?? false));
         _ = SprayAsync(pair, punch, s_tryLength).ContinueWith(_ => Interlocked.Decrement(ref _punchSessions), TaskScheduler.Default);
         return true;
     }
@@ -216,7 +218,10 @@ public partial class RelayClient
     private static void StopPunch(PeerUdp pair)
     {
         if (pair.Punch is PunchState punch)
+        {
             punch.Stop.Cancel();
+            pair.Punch = null;
+        }
     }
 
     private async Task SprayAsync(PeerUdp pair, PunchState punch, TimeSpan length)
@@ -227,7 +232,12 @@ public partial class RelayClient
             while (until.Elapsed < length && !punch.Stop.IsCancellationRequested && _udp is { } udp)
             {
                 foreach (var candidate in punch.Snapshot())
+                {
+                    if (!punch.TryCountPunch())
+                        return; // PunchState.MaxPunches sent: this try is spent
                     udp.SendDirect(pair, SecureDatagramType.Punch, default, candidate);
+                }
+
                 await Task.Delay(PunchIntervalMilliseconds - 40 + RandomNumberGenerator.GetInt32(80), punch.Stop.Token).ConfigureAwait(false);
             }
         }
@@ -246,8 +256,8 @@ public partial class RelayClient
         {
             case SecureDatagramType.Punch:
                 _udp?.SendDirect(pair, SecureDatagramType.PunchAck, default, from);
-                if (punch is not null && punch.Add(from))
-                    _udp?.SendDirect(pair, SecureDatagramType.Punch, default, from); // a peer-reflexive candidate
+                if (punch is not null && punch.AddPeerReflexive(from) && punch.TryCountPunch())
+                    _udp?.SendDirect(pair, SecureDatagramType.Punch, default, from); // a peer-reflexive candidate (at most PunchState.MaxPeerReflexive, while the punch runs)
                 break;
             case SecureDatagramType.PunchAck:
                 punch?.Acknowledged.TrySetResult(from);
@@ -340,12 +350,12 @@ public partial class RelayClient
         return bytes.AsSpan(0, UdpFraming.WriteEndpoint(bytes, endpoint)).ToArray();
     }
 
-    private static List<IPEndPoint> Candidates(PunchOfferMessage offer)
+    private static List<IPEndPoint> Candidates(PunchOfferMessage offer, bool allowLoopback)
     {
         var list = new List<IPEndPoint>();
         foreach (var bytes in offer.Candidates)
         {
-            if (list.Count < 16 && UdpFraming.TryReadEndpoint(bytes, out var endpoint))
+            if (list.Count < 16 && UdpFraming.TryReadEndpoint(bytes, out var endpoint) && PunchState.IsPunchable(endpoint!, allowLoopback))
                 list.Add(endpoint!);
         }
 

@@ -191,6 +191,8 @@ public partial class RelayClient : IUdpOwner
     /// <summary>A peer left: its pair session goes.</summary>
     private void ClosePair(Guid peer)
     {
+        lock (_punchLimitLock)
+            _punchRequests.Remove(peer); // its punch request times go with it
         if (!_pairs.TryRemove(peer, out var pair))
             return;
         _udp?.Remove(pair);

@@ -35,6 +35,52 @@ internal sealed class PunchState
         }
     }
 
+    /// <summary>Peer-reflexive endpoints one punch adds at most (an authenticated PUNCH from an endpoint not offered).</summary>
+    public const int MaxPeerReflexive = 4;
+
+    /// <summary>PUNCH datagrams one punch sends at most (candidates times rounds, peer-reflexive answers included).</summary>
+    public const int MaxPunches = 64;
+
+    private int _peerReflexive;
+    private int _punches;
+
+    /// <summary>Adds the endpoint an authenticated PUNCH came from: only while this punch runs, at most <see cref="MaxPeerReflexive"/>; false otherwise or if known.</summary>
+    public bool AddPeerReflexive(IPEndPoint endpoint)
+    {
+        lock (_candidates)
+        {
+            if (Stop.IsCancellationRequested || _peerReflexive >= MaxPeerReflexive || _candidates.Contains(endpoint))
+                return false;
+            _peerReflexive++;
+            _candidates.Add(endpoint);
+            return true;
+        }
+    }
+
+    /// <summary>Counts one PUNCH about to be sent; false once <see cref="MaxPunches"/> have been.</summary>
+    public bool TryCountPunch() => Interlocked.Increment(ref _punches) <= MaxPunches;
+
+    /// <summary>
+    /// False for an endpoint no punch should go to: port 0, the unspecified address, multicast,
+    /// broadcast, and loopback unless <paramref name="allowLoopback"/> (the relay itself is on loopback).
+    /// </summary>
+    public static bool IsPunchable(IPEndPoint endpoint, bool allowLoopback)
+    {
+        if (endpoint.Port == 0)
+            return false;
+        var address = endpoint.Address.IsIPv4MappedToIPv6 ? endpoint.Address.MapToIPv4() : endpoint.Address;
+        if (address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.Broadcast) || address.Equals(IPAddress.IPv6None) || address.IsIPv6Multicast)
+            return false;
+        if (address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork)
+        {
+            var first = address.GetAddressBytes()[0];
+            if (first == 0 || first is >= 224 and <= 239)
+                return false;
+        }
+
+        return allowLoopback || !IPAddress.IsLoopback(address);
+    }
+
     public IPEndPoint[] Snapshot()
     {
         lock (_candidates)

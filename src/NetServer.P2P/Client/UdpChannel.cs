@@ -54,6 +54,9 @@ internal sealed class UdpChannel : IDisposable
     /// <summary>Completes true once the relay answered a BIND, false when it did not within the bind timeout (UDP blocked) or the channel closed.</summary>
     public Task<bool> Bound => _bound.Task;
 
+    /// <summary>True when the relay's UDP endpoint is loopback: only then are loopback punch candidates taken.</summary>
+    public bool RelayIsLoopback => _relayEndpoint is IPEndPoint relay && IPAddress.IsLoopback(relay.Address);
+
     /// <summary>True once UDP to the relay works (a BINDACK came).</summary>
     public bool IsBound => _reflexive is not null;
 
