@@ -247,7 +247,7 @@ public partial class RelayClient
     }
 
     /// <summary>An authenticated PUNCH, PUNCH_ACK or KEEPALIVE straight from the peer (the UDP receive thread).</summary>
-    private void OnPunchDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from)
+    private void OnPunchDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from, bool isNewest)
     {
         var punch = pair.Punch as PunchState;
         if (punch is not null && type is SecureDatagramType.Punch or SecureDatagramType.PunchAck)
@@ -264,8 +264,9 @@ public partial class RelayClient
                 break;
         }
 
-        // Authenticated: a direct path follows the peer to its new endpoint (roaming).
-        if (pair.Direct is { } direct && !direct.Equals(from))
+        // Authenticated and the newest yet: a direct path follows the peer to its new endpoint
+        // (roaming); an older datagram (delayed, or replayed from elsewhere within the window) does not.
+        if (isNewest && pair.Direct is { } direct && !direct.Equals(from))
             pair.Direct = from;
     }
 

@@ -66,7 +66,7 @@ public partial class RelayClient : IUdpOwner
     {
     }
 
-    void IUdpOwner.DirectDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from)
+    void IUdpOwner.DirectDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from, bool isNewest)
     {
         if (DropDirectForTests)
             return;
@@ -78,7 +78,7 @@ public partial class RelayClient : IUdpOwner
             return;
         }
 
-        OnPunchDatagram(pair, type, payload, from);
+        OnPunchDatagram(pair, type, payload, from, isNewest);
     }
 
     void IUdpOwner.RelayedDatagram(PeerUdp pair, ReadOnlySpan<byte> payload)

@@ -233,7 +233,7 @@ internal sealed class UdpChannel : IDisposable
 
     private void Received(IPEndPoint from, Span<byte> datagram)
     {
-        if (_table.Open(datagram, out var session, out var type, out var length) != SecureDatagramStatus.Ok)
+        if (_table.Open(datagram, out var session, out var type, out var length, out var isNewest) != SecureDatagramStatus.Ok)
             return; // counted by the table or the session
         var payload = datagram.Slice(SecureUdpSession.HeaderLength, length);
         if (session == _relay)
@@ -252,7 +252,7 @@ internal sealed class UdpChannel : IDisposable
         }
 
         if (_byIndex.TryGetValue(session!.LocalIndex, out var pair))
-            _owner.DirectDatagram(pair, type, payload, from);
+            _owner.DirectDatagram(pair, type, payload, from, isNewest);
     }
 
     private void OpenRelayed(Span<byte> sourceAndInner, bool hold)
@@ -308,7 +308,7 @@ internal sealed class UdpChannel : IDisposable
 internal interface IUdpOwner
 {
     /// <summary>An authenticated datagram of <paramref name="pair"/> that came straight from <paramref name="from"/>.</summary>
-    void DirectDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from);
+    void DirectDatagram(PeerUdp pair, SecureDatagramType type, ReadOnlySpan<byte> payload, IPEndPoint from, bool isNewest);
 
     /// <summary>An authenticated application datagram of <paramref name="pair"/> that came through the relay.</summary>
     void RelayedDatagram(PeerUdp pair, ReadOnlySpan<byte> payload);

@@ -288,11 +288,12 @@ internal sealed class RelayUdp : IDisposable
     private void Received(EndPoint from, Span<byte> datagram)
     {
         ObserveForTests?.Invoke(datagram.ToArray());
-        if (_table.Open(datagram, out var session, out var type, out var length) != SecureDatagramStatus.Ok
+        if (_table.Open(datagram, out var session, out var type, out var length, out var isNewest) != SecureDatagramStatus.Ok
             || !_byIndex.TryGetValue(session!.LocalIndex, out var peer) || peer.HasLeft)
             return; // counted by the table or the session
 
-        session.RemoteEndpoint = from; // authenticated: the peer's endpoint follows it (roaming)
+        if (isNewest)
+            session.RemoteEndpoint = from; // authenticated and the newest yet: the peer's endpoint follows it (roaming); an older datagram, delayed or replayed from elsewhere within the window, moves nothing
         var payload = datagram.Slice(SecureUdpSession.HeaderLength, length);
         ObserveForTests?.Invoke(payload.ToArray());
         switch (type)
