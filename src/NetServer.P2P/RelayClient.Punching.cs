@@ -151,7 +151,7 @@ public partial class RelayClient
             // Only while a punch runs with that peer (none: StopPunch cleared it): a nomination
             // out of the blue moves nothing.
             if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state && !state.Stop.IsCancellationRequested
-                && (state.Acknowledged.Task.IsCompleted ? state.Acknowledged.Task.Result : state.LastHeard) is { } endpoint)
+                && state.NominatedEndpoint is { } endpoint)
                 GoDirect(nominated, endpoint);
             return true;
         }
@@ -260,7 +260,7 @@ public partial class RelayClient
                     _udp?.SendDirect(pair, SecureDatagramType.Punch, default, from); // a peer-reflexive candidate (at most PunchState.MaxPeerReflexive, while the punch runs)
                 break;
             case SecureDatagramType.PunchAck:
-                punch?.Acknowledged.TrySetResult(from);
+                punch?.Acknowledge(from);
                 break;
         }
 

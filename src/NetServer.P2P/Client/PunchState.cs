@@ -16,7 +16,19 @@ internal sealed class PunchState
             Add(candidate);
     }
 
+    private IPEndPoint? _acknowledgedBy;
+
     public TaskCompletionSource<IPEndPoint> Acknowledged { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>The first PUNCH_ACK's source completes <see cref="Acknowledged"/>; later ones change nothing.</summary>
+    public void Acknowledge(IPEndPoint from)
+    {
+        if (Interlocked.CompareExchange(ref _acknowledgedBy, from, null) is null)
+            Acknowledged.TrySetResult(from);
+    }
+
+    /// <summary>Where a nomination sends this side: the endpoint that acknowledged its own PUNCH, else the one last heard.</summary>
+    public IPEndPoint? NominatedEndpoint => Volatile.Read(ref _acknowledgedBy) ?? LastHeard;
 
     public CancellationTokenSource Stop { get; } = new();
 
