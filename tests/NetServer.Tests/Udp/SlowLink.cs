@@ -81,6 +81,12 @@ internal sealed class SlowLink : IAsyncDisposable
 
             // A large queue limit: datagrams wait (charged to the sender's socket) instead of being dropped.
             Run(["tc", "qdisc", "add", "dev", link._near, "root", "tbf", "rate", rate, "burst", "16kb", "limit", "16mb"]);
+
+            // Every datagram to the receiver must leave through this link's queue, not through a
+            // leftover interface with the same subnet.
+            var route = Output(["ip", "-o", "route", "get", link.RemoteAddress.ToString()]);
+            if (!route.Contains($" dev {link._near} ", StringComparison.Ordinal))
+                throw new InvalidOperationException($"The route to {link.RemoteAddress} does not use the link {link._near}: {route.Trim()}");
         }
         catch
         {
@@ -139,24 +145,33 @@ internal sealed class SlowLink : IAsyncDisposable
         return (count, parts[3] == "0" ? null : $"{parts[3]} break(s), the first {parts[5]}");
     }
 
-    public ValueTask DisposeAsync()
+    public async ValueTask DisposeAsync()
     {
         if (_receiver is { } receiver)
         {
             if (!receiver.HasExited)
                 receiver.Kill(entireProcessTree: true);
+
+            // The receiver holds the namespace open until it has exited.
+            await receiver.WaitForExitAsync().WaitAsync(Wait.Default);
             receiver.Dispose();
         }
 
         DeleteLink();
-        return ValueTask.CompletedTask;
     }
 
-    /// <summary>Deleting the namespace deletes the veth pair (and the queueing discipline) with it.</summary>
+    /// <summary>
+    /// Deletes the veth pair (and its queueing discipline; the kernel has unregistered both ends when
+    /// the command returns), then the namespace, then lets go of the subnet. Deleting the namespace
+    /// first would leave the pair to the kernel's asynchronous namespace cleanup: the near end,
+    /// carrier down and still holding the subnet's address and route, could then outlive the lock,
+    /// and the next link on that subnet would send through it (dropped at once, so the sender
+    /// never waits).
+    /// </summary>
     private void DeleteLink()
     {
-        Run(["ip", "netns", "del", _namespace], failOk: true);
         Run(["ip", "link", "del", _near], failOk: true);
+        Run(["ip", "netns", "del", _namespace], failOk: true);
         _subnet.Dispose();
     }
 
@@ -209,12 +224,18 @@ internal sealed class SlowLink : IAsyncDisposable
     }
 
     /// <summary>Runs a short administrative command (ip, tc), bounded; throws with its error output if it fails.</summary>
-    private static void Run(string[] command, bool failOk = false)
+    private static void Run(string[] command, bool failOk = false) => Output(command, failOk);
+
+    /// <summary>Runs a short administrative command like <see cref="Run"/> and returns what it printed.</summary>
+    private static string Output(string[] command, bool failOk = false)
     {
         var info = new ProcessStartInfo(command[0]) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (var arg in command[1..])
             info.ArgumentList.Add(arg);
         using var process = Process.Start(info) ?? throw new InvalidOperationException($"{command[0]} did not start.");
+        // ip and tc print a few lines at most: far below a pipe's capacity, so reading one stream
+        // to its end before the other cannot block the command.
+        var output = process.StandardOutput.ReadToEnd();
         var errors = process.StandardError.ReadToEnd();
         if (!process.WaitForExit(15_000))
         {
@@ -224,6 +245,7 @@ internal sealed class SlowLink : IAsyncDisposable
 
         if (process.ExitCode != 0 && !failOk)
             throw new InvalidOperationException($"{string.Join(' ', command)} failed ({process.ExitCode}): {errors.Trim()}");
+        return output;
     }
 }
 
