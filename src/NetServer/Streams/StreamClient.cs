@@ -25,6 +25,12 @@ public abstract class StreamClient : StreamConnection
     /// <summary>The server endpoint.</summary>
     public EndPoint Endpoint { get; }
 
+    /// <summary>
+    /// Receives this client's operational events (see <see cref="Diagnostics.NetServerEventListener"/>);
+    /// null, the default, for none. Set it before <c>Connect</c>.
+    /// </summary>
+    public Diagnostics.NetServerEventListener? EventListener { get; set; }
+
     /// <summary>True while a connect is in progress.</summary>
     public bool IsConnecting => Volatile.Read(ref _connecting) != 0;
 

@@ -53,6 +53,12 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     /// <summary>Identifier of this server.</summary>
     public Guid Id { get; }
 
+    /// <summary>
+    /// Receives the operational events of this server and its sessions (see <see cref="Diagnostics.NetServerEventListener"/>);
+    /// null, the default, for none. Set it before <c>Start</c>.
+    /// </summary>
+    public Diagnostics.NetServerEventListener? EventListener { get; set; }
+
     /// <summary>The endpoint the server listens on; after <see cref="Start"/> it is the bound endpoint (port 0 becomes the real port).</summary>
     public EndPoint Endpoint { get; private set; }
 

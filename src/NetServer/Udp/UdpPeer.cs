@@ -54,6 +54,12 @@ public abstract partial class UdpPeer : IDisposable, IAsyncDisposable
     public Guid Id { get; }
 
     /// <summary>
+    /// Receives the operational events of this server or client (see <see cref="Diagnostics.NetServerEventListener"/>);
+    /// null, the default, for none. Set it before <c>Start/Connect</c>.
+    /// </summary>
+    public Diagnostics.NetServerEventListener? EventListener { get; set; }
+
+    /// <summary>
     /// The endpoint: a server's bound endpoint (after <c>Start</c>, the real port when 0 was asked
     /// for); a client's server endpoint (or, for a multicast client, the endpoint it listens on).
     /// </summary>
