@@ -34,6 +34,8 @@ internal interface IHttpClientUpgrade
 /// </summary>
 internal sealed class HttpClientProtocol : StreamProtocol
 {
+    internal override string DiagnosticName => "HTTP";
+
     // At most this many requests may wait for their responses on one connection.
     private const int MaxOutstanding = 64;
 

@@ -19,6 +19,8 @@ namespace NetServer.Http;
 /// </remarks>
 internal sealed partial class HttpServerProtocol : StreamProtocol
 {
+    internal override string DiagnosticName => "HTTP";
+
     private static readonly byte[] s_continue = "HTTP/1.1 100 Continue\r\n\r\n"u8.ToArray();
 
     [ThreadStatic]

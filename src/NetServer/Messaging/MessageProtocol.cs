@@ -23,6 +23,8 @@ namespace NetServer;
 /// </remarks>
 public class MessageProtocol : StreamProtocol
 {
+    internal override string DiagnosticName => "Messages";
+
     /// <summary>Default for <see cref="MaxMessageSize"/>: 16 MiB.</summary>
     public const int DefaultMaxMessageSize = 16 * 1024 * 1024;
 

@@ -94,6 +94,7 @@ internal sealed partial class Connection
             return;
         }
 
+        var measured = Diagnostics.ConnectionMetrics.TlsHandshakeStarted(_owner);
         using (var timeout = new CancellationTokenSource(layer.HandshakeTimeout))
         {
             try
@@ -111,6 +112,8 @@ internal sealed partial class Connection
             }
         }
 
+        Diagnostics.ConnectionMetrics.TlsHandshakeEnded(_owner, measured, stream is null ? null : layer.ProtocolVersion(stream),
+            stream is null ? failure ?? new OperationCanceledException() : null);
         if (stream is null)
         {
             // A connection closed meanwhile (Stop, Dispose, an abandoning Disconnect, the linger
@@ -119,6 +122,7 @@ internal sealed partial class Connection
             if (!IsSocketClosed)
             {
                 failure ??= new IOException("The handshake produced no stream.");
+                Diagnostics.ListenerEvents.TlsHandshakeFailed(_owner, this, failure);
                 if (IsOpen)
                     RaiseHandshakeFailed(failure);
                 Abort(DisconnectReason.HandshakeFailed, failure);

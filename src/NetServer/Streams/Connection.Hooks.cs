@@ -82,6 +82,7 @@ internal sealed partial class Connection
     /// <summary>Ends the connection because of a socket error; unexpected errors are reported through OnError first.</summary>
     private void Fail(SocketError error)
     {
+        RecordSocketError(error);
         if (SocketErrors.IsDisconnect(error) || IsSocketClosed)
         {
             Abort(SocketErrors.ToReason(error));

@@ -324,12 +324,19 @@ internal sealed partial class Connection
     /// <summary>Receiving waits while this much is queued (see <see cref="ShouldPark"/>).</summary>
     private void PauseForSendBacklog(long highWater)
     {
+        var paused = false;
         lock (_sendLock)
         {
             // Under the send lock, as the resume in CompleteSent: the pause cannot miss the drain.
-            if (_bytesPending >= highWater)
+            if (_bytesPending >= highWater && (Volatile.Read(ref _pause) & PausedBySendBacklog) == 0)
+            {
                 SetPause(PausedBySendBacklog);
+                paused = true;
+            }
         }
+
+        if (paused)
+            ReportSendPaused();
     }
 
     // --- Appending (under the send lock) ---

@@ -6,6 +6,11 @@ internal interface ISessionHost
 {
     BufferPool BufferPool { get; }
 
+    Diagnostics.NetServerEventListener? EventListener { get; }
+
+    /// <summary>The endpoint tags of its metrics (worked out at start).</summary>
+    Diagnostics.EndpointTags? MetricTags { get; }
+
     void CountSent(long bytes);
 
     void CountReceived(long bytes);

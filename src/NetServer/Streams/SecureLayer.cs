@@ -30,4 +30,7 @@ internal abstract class SecureLayer
     /// task completes once the bytes are written.
     /// </summary>
     public abstract Task ShutdownAsync(Stream stream);
+
+    /// <summary>The protocol version the handshake agreed on, as OpenTelemetry's tls.protocol.version says it ("1.3"); null when unknown.</summary>
+    public virtual string? ProtocolVersion(Stream stream) => null;
 }

@@ -31,6 +31,15 @@ public abstract class StreamClient : StreamConnection
     /// </summary>
     public Diagnostics.NetServerEventListener? EventListener { get; set; }
 
+    private Diagnostics.EndpointTags? _metricTags;
+
+    internal override Diagnostics.NetServerEventListener? Listener => EventListener;
+
+    internal override object DiagnosticSource => this;
+
+    // Worked out at the first connection that is measured: the server endpoint does not change.
+    internal override Diagnostics.EndpointTags? MetricTags => _metricTags ??= Diagnostics.EndpointTags.For(Endpoint, datagrams: false);
+
     /// <summary>True while a connect is in progress.</summary>
     public bool IsConnecting => Volatile.Read(ref _connecting) != 0;
 

@@ -162,6 +162,7 @@ public abstract partial class StreamConnection
             return new ValueTask<bool>(status == SendStatus.Accepted);
         }
 
+        connection.ReportSendPaused();
         waiter.RegisterCancellation(cancellationToken);
         return new ValueTask<bool>(waiter.Task);
     }
@@ -360,6 +361,7 @@ public abstract partial class StreamConnection
             var status = connection.Send(data, shared: null, waiter, out watermark);
             if (status == SendStatus.Waiting)
             {
+                connection.ReportSendPaused();
                 // No room appeared for the whole send timeout: nothing was queued, and the waiter
                 // leaves the queue (one left behind would hold up every later sender).
                 if (!WaitWhileSending(connection, waiter) && waiter.TryGiveUp())

@@ -259,8 +259,10 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
         FlushProtocol();
         var connection = CurrentConnection;
-        return connection is not null
-            && connection.Close(NetServer.DisconnectReason.ProtocolError, new ProtocolViolationException(description));
+        if (connection is null || !connection.Close(NetServer.DisconnectReason.ProtocolError, new ProtocolViolationException(description)))
+            return false;
+        Diagnostics.ListenerEvents.ProtocolError(this, connection, Protocol?.DiagnosticName ?? "Custom", description);
+        return true;
     }
 
     /// <summary>
@@ -294,6 +296,9 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         var connection = new Connection(this, socket, pool, held: true, reads, CreateSecureLayer());
         Socket = socket;
         Volatile.Write(ref _connection, connection);
+        if (Listener is not null)
+            _ = connection.PeerEndPoint; // read now: once closed, the socket no longer says
+        Diagnostics.ConnectionMetrics.Opened(this, connection);
         return connection;
     }
 
@@ -313,6 +318,8 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
         _lastReason = connection.Reason;
         _lastException = connection.Exception;
+        Diagnostics.ConnectionMetrics.Closed(this, connection);
+        Diagnostics.ListenerEvents.ConnectionClosed(this, connection);
         NotifyProtocolDisconnected(connection.Reason);
         try
         {
@@ -342,6 +349,17 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
             CallbackScope.Exit();
         }
     }
+
+    // --- Diagnostics ---
+
+    /// <summary>Where this connection's events go: its server's listener for a session, its own for a client.</summary>
+    internal abstract Diagnostics.NetServerEventListener? Listener { get; }
+
+    /// <summary>The <c>source</c> of its events: the server for a session, the client itself.</summary>
+    internal abstract object DiagnosticSource { get; }
+
+    /// <summary>The endpoint tags of its metrics: its server's for a session, the server it connects to for a client.</summary>
+    internal abstract Diagnostics.EndpointTags? MetricTags { get; }
 
     // --- Statistics (the server adds its own totals) ---
 

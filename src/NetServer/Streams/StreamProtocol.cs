@@ -77,6 +77,9 @@ public abstract class StreamProtocol
     internal virtual void InvokeDetached() => OnDetached();
 
     /// <summary>Sends what the protocol holds back for the calling thread (the connection is about to send or close from it).</summary>
+    /// <summary>The protocol's name in diagnostics ("HTTP", "WebSocket", "Messages"); the type's name for a protocol from elsewhere.</summary>
+    internal virtual string DiagnosticName => GetType().Name;
+
     internal virtual void FlushHeld()
     {
     }

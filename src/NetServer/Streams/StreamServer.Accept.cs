@@ -174,6 +174,7 @@ public abstract partial class StreamServer<TSession>
         Interlocked.Increment(ref _rejectedSessions);
         try
         {
+            DiagnoseRefused(socket, limit);
             ReportError(SocketError.TooManyOpenSockets);
         }
         finally

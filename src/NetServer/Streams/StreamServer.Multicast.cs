@@ -69,8 +69,11 @@ public abstract partial class StreamServer<TSession>
                 if (connection is null)
                     continue;
                 shared ??= SharedBuffer.Create(BufferPool, buffer);
-                if (connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
-                    connection.Abort(DisconnectReason.SendBufferFull);
+                if (connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full
+                    && connection.Abort(DisconnectReason.SendBufferFull))
+                {
+                    Diagnostics.ListenerEvents.MulticastDisconnect(session, connection, connection.BytesPending);
+                }
             }
         }
         finally

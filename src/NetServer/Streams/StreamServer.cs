@@ -189,6 +189,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             _isStarted = true;
             _isAccepting = true;
             Volatile.Write(ref _lifecycle, LifecycleStarted);
+            DiagnoseStarted();
             _ = AcceptLoopAsync(listener, generation);
         }
         catch
@@ -288,6 +289,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
     private void EndStop()
     {
         _isStarted = false;
+        DiagnoseStopped();
         Volatile.Write(ref _lifecycle, LifecycleStopped);
         OnStopped();
     }

@@ -97,6 +97,12 @@ public abstract class StreamSession : StreamConnection
 
     internal override void CountPending(long delta) => Host.CountPending(delta);
 
+    internal override Diagnostics.NetServerEventListener? Listener => Host.EventListener;
+
+    internal override object DiagnosticSource => Host;
+
+    internal override Diagnostics.EndpointTags? MetricTags => Host.MetricTags;
+
     internal override void InvokeDisconnecting()
     {
         OnDisconnecting();

@@ -41,4 +41,14 @@ internal sealed class TlsLayer : SecureLayer
 
     // SslStream.ShutdownAsync runs OpenSSL's SSL_shutdown before it returns, then writes the alert.
     public override Task ShutdownAsync(Stream stream) => ((SslStream)stream).ShutdownAsync();
+
+    // By value: netstandard2.1 has no SslProtocols.Tls13, and the old versions are only reported here, never chosen.
+    public override string? ProtocolVersion(Stream stream) => (int)((SslStream)stream).SslProtocol switch
+    {
+        0x3000 => "1.3",
+        0x0C00 => "1.2",
+        0x0300 => "1.1",
+        0x00C0 => "1.0",
+        _ => null,
+    };
 }

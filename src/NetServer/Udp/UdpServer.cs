@@ -8,7 +8,7 @@ namespace NetServer;
 /// override <c>OnReceived</c>, call <c>Start()</c>, then <c>ReceiveAsync()</c> for each datagram
 /// wanted, or set <see cref="UdpPeer.OptionAutoReceive"/> to receive them all.
 /// </summary>
-public class UdpServer : UdpPeer
+public partial class UdpServer : UdpPeer
 {
     private const int LifecycleStopped = 0;
     private const int LifecycleStarting = 1;
@@ -80,6 +80,7 @@ public class UdpServer : UdpPeer
             Endpoint = socket.LocalEndPoint ?? SocketEndpoint;
             channel = Open(socket);
             Volatile.Write(ref _lifecycle, LifecycleStarted);
+            DiagnoseStarted();
         }
         catch
         {
@@ -153,6 +154,8 @@ public class UdpServer : UdpPeer
 
     internal override void OnChannelFinished(DatagramChannel channel)
     {
+        DiagnoseStopped();
+
         // Stopped before OnStopped runs, so the hook may start the server again.
         Volatile.Write(ref _lifecycle, LifecycleStopped);
         RunHook(static self => ((UdpServer)self).OnStopped(), this);

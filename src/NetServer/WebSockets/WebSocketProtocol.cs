@@ -18,6 +18,8 @@ namespace NetServer.WebSockets;
 /// </remarks>
 internal sealed partial class WebSocketProtocol : StreamProtocol, IDisposable
 {
+    internal override string DiagnosticName => "WebSocket";
+
     private readonly IWebSocket _hooks;
     private readonly bool _isServer;
     private readonly WsDeadline _deadline;
