@@ -16,9 +16,8 @@ internal static class Plots
     public static List<string> WriteAll(IReadOnlyList<BenchResult> results, string directory)
     {
         var files = new List<string>();
-        // Reference runs (echoref...) appear as the bar beside the run that names them, not on their own.
-        var references = results.Where(r => r.Reference is not null).Select(r => r.Reference!).ToHashSet();
-        var measured = results.Where(r => r.Throughput is not null && !references.Contains(r.Label)).ToList();
+        // Every run is a bar of its own (references too: tcp echo is the reference of ssl echo), its reference beside it.
+        var measured = results.Where(r => r.Throughput is not null).ToList();
         if (measured.Count > 0)
         {
             var series = new List<(string, double?[])>
