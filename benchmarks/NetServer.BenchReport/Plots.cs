@@ -80,13 +80,13 @@ internal static class Plots
         plot.Axes.Bottom.SetTicks(Enumerable.Range(0, labels.Length).Select(i => (double)i).ToArray(), labels);
         plot.Axes.Bottom.TickLabelStyle.Rotation = 90;
         plot.Axes.Bottom.TickLabelStyle.Alignment = Alignment.MiddleLeft;
-        plot.Axes.Bottom.MinimumSize = 260;
+        plot.Axes.Bottom.MinimumSize = 380;
         plot.Axes.Margins(bottom: 0);
         plot.Title(title);
         plot.YLabel(axis);
         if (series.Count > 1)
             plot.ShowLegend(Alignment.UpperRight);
-        plot.SavePng(path, Math.Max(900, 120 + 36 * labels.Length), 900);
+        plot.SavePng(path, Math.Max(900, 120 + 36 * labels.Length), 1040);
         return path;
     }
 }
