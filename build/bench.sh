@@ -44,6 +44,30 @@ summary=()
 declare -A rates
 field() { echo "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2 || true; }
 
+# Every run's JSON line, named by its summary label and, where this script compares it with another
+# run, that run's label as "reference": artifacts/bench/results.jsonl, the input of the report at the
+# end (benchmarks/README.md gives the schema).
+results_dir="artifacts/bench"
+results="$results_dir/results.jsonl"
+mkdir -p "$results_dir"; : >"$results"
+# record LABEL [REFERENCE] < OUTPUT: the JSON line of a run's output, named, appended to $results.
+record() {
+  local head="{\"label\":\"$1\","
+  [ -z "${2:-}" ] || head="$head\"reference\":\"$2\","
+  grep '^{' | sed "s|^{|$head|" >>"$results" || true
+}
+# reference_of LABEL: the run the summary gives LABEL's rate as a ratio of (the same client count).
+reference_of() {
+  local clients="${1#*, }"
+  case "$1" in
+    "ssl echo, "*|"msg echo, "*|"ws echo, "*) echo "tcp echo, $clients" ;;
+    "proto echo, "*|"proto echo typed, "*) echo "msg echo, $clients" ;;
+    "wss echo, "*) echo "ws echo, $clients" ;;
+    "sudp echo dedicated, "*) echo "udp echo dedicated, $clients" ;;
+    "relay forward, 100 pairs") echo "proto echo ssl, 100 client(s)" ;;
+  esac
+}
+
 # run LABEL ARGS...: one run; its text indented, its rate and allocations into the summary. A run
 # that fails (errors, a crash) is marked in the summary instead of ending the script.
 run() {
@@ -51,6 +75,7 @@ run() {
   local out status=0
   out=$("$bench" "$@" -z "$seconds" -q) || status=$?
   echo "$out" | grep -v '^{' | sed 's/^/  /' || true
+  echo "$out" | record "$label" "$(reference_of "$label")"
   local rate alloc unit loss
   loss=$(field "$out" lossPercent)
   if [ "$2" = handshake ]; then
@@ -75,6 +100,9 @@ latency() {
   local out status=0
   out=$("$bench" tcp latency "$@" -z "$seconds" -q) || status=$?
   echo "$out" | grep -v '^{' | sed 's/^/  /' || true
+  local reference=""
+  [ "$label" != "tcp latency, NetServer server" ] || reference="tcp latency, echoref server"
+  echo "$out" | record "$label" "$reference"
   us() { awk -v n="$(field "$out" "$1")" 'BEGIN { if (n == "") print "?"; else printf "%.1f", n / 1000 }'; }
   local line
   line=$(printf '%-34s %14s rt/s   p50 %s us  p99 %s us  p99.9 %s us  max %s us' \
@@ -218,6 +246,10 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
     out_our=$("$bench" tcp echo --role client -p "$port_our" -c "$clients" -z "$seconds" -q --server-pid "$pid_our" || true)
     out_ssl=$("$bench" ssl echo --role client -p "$((port_ref + 4))" -c "$clients" -z "$seconds" -q --server-pid "$pid_ssl" || true)
     ref=$(field "$out_ref" messagesPerSecond); our=$(field "$out_our" messagesPerSecond)
+    c=$(printf '%d client(s)' "$clients")
+    echo "$out_ref" | record "echoref tcp echo (own process), $c"
+    echo "$out_our" | record "tcp echo (own process), $c" "echoref tcp echo (own process), $c"
+    echo "$out_ssl" | record "ssl echo (own process), $c" "echoref tcp echo (own process), $c"
     summary+=("$(printf 'tcp echo vs echoref, %3d client(s): NetServer %s msg/s, echoref %s msg/s, ratio %s' "$clients" "$our" "$ref" "$(ratio "$our" "$ref")")")
     cpu_ref=$(cpu_of "$out_ref"); cpu_our=$(cpu_of "$out_our"); cpu_ssl=$(cpu_of "$out_ssl")
     summary+=("$(printf 'tcp echo server CPU/msg vs echoref, %3d client(s): NetServer %s ns, echoref %s ns, ratio %s' \
@@ -248,8 +280,12 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
     pids+=($!)
     exec 3>"$console"
     sleep 1
-    ref=$("$bench" udp echo --role client -p "$((port_ref + 2))" -c "$clients" -z "$seconds" -q | rate_of)
-    our=$("$bench" udp echo --role client -p "$((port_ref + 3))" -c "$clients" -z "$seconds" -q | rate_of)
+    out_ref=$("$bench" udp echo --role client -p "$((port_ref + 2))" -c "$clients" -z "$seconds" -q || true)
+    out_our=$("$bench" udp echo --role client -p "$((port_ref + 3))" -c "$clients" -z "$seconds" -q || true)
+    ref=$(echo "$out_ref" | rate_of); our=$(echo "$out_our" | rate_of)
+    c=$(printf '%d client(s)' "$clients")
+    [ "$mode" != async ] || echo "$out_ref" | record "echoref udp echo (own process), $c"
+    echo "$out_our" | record "udp echo $mode (own process), $c" "echoref udp echo (own process), $c"
     exec 3>&-
     wait "${pids[-1]}" || true
     rm -f "$console"
@@ -268,3 +304,15 @@ fi
 echo
 echo "Summary ($seconds s per run; client and server share this machine):"
 printf '  %s\n' "${summary[@]}"
+
+# The report: plots and summary.md from $results (benchmarks/NetServer.BenchReport). A failure here
+# leaves the text results above as they are.
+report_dir="$results_dir/report"
+note="$seconds s per run on $(nproc) core(s), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; client and server share the machine, so figures from a busy machine are noisy."
+echo
+if dotnet build benchmarks/NetServer.BenchReport/NetServer.BenchReport.csproj -c Release --nologo -v quiet >/dev/null &&
+  dotnet benchmarks/NetServer.BenchReport/bin/Release/net10.0/netserver-benchreport.dll "$results" "$report_dir" "$note"; then
+  echo "Results: $results; report: $report_dir/summary.md"
+else
+  echo "Results: $results; the report failed (see above)" >&2
+fi

@@ -1,0 +1,92 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using ScottPlot;
+
+namespace NetServer.BenchReport;
+
+/// <summary>The PNGs: throughput beside its reference, allocations per message, latency percentiles.</summary>
+internal static class Plots
+{
+    public const string Throughput = "throughput.png";
+    public const string Allocations = "allocations.png";
+    public const string Latency = "latency.png";
+
+    public static List<string> WriteAll(IReadOnlyList<BenchResult> results, string directory)
+    {
+        var files = new List<string>();
+        // Every run is a bar of its own (references too: tcp echo is the reference of ssl echo), its reference beside it.
+        var measured = results.Where(r => r.Throughput is not null).ToList();
+        if (measured.Count > 0)
+        {
+            var series = new List<(string, double?[])>
+            {
+                ("NetServer", measured.Select(r => r.Throughput).ToArray()),
+                ("reference", measured.Select(r => r.ReferenceThroughput(results)).ToArray()),
+            };
+            files.Add(Grouped(Path.Combine(directory, Throughput), "Throughput per scenario (its unit in the label), with its reference",
+                "per second (log10)", measured.Select(r => $"{r.Label} [{r.Unit}]").ToArray(), series, log: true));
+        }
+        var allocating = results.Where(r => r.AllocatedBytesPerMessage is not null).ToList();
+        if (allocating.Count > 0)
+        {
+            files.Add(Grouped(Path.Combine(directory, Allocations), "Allocated bytes per message (client and server in one process unless said)",
+                "B/msg", allocating.Select(r => r.Label).ToArray(),
+                [("allocated", allocating.Select(r => r.AllocatedBytesPerMessage).ToArray())], log: false));
+        }
+        var timed = results.Where(r => r.HasLatency).ToList();
+        if (timed.Count > 0)
+        {
+            files.Add(Grouped(Path.Combine(directory, Latency), "Round-trip latency percentiles", "microseconds",
+                timed.Select(r => r.Label).ToArray(),
+                [
+                    ("p50", timed.Select(r => r.P50Ns / 1000).ToArray()),
+                    ("p90", timed.Select(r => r.P90Ns / 1000).ToArray()),
+                    ("p99", timed.Select(r => r.P99Ns / 1000).ToArray()),
+                    ("p99.9", timed.Select(r => r.P999Ns / 1000).ToArray()),
+                ], log: false));
+        }
+        return files;
+    }
+
+    /// <summary>Bars grouped per label, one colour per series; a missing figure leaves a gap.</summary>
+    private static string Grouped(string path, string title, string axis, string[] labels, List<(string Name, double?[] Values)> series, bool log)
+    {
+        // A figure no run measured (p90 today) gets no colour and no legend entry.
+        series = series.Where(s => s.Values.Any(v => v is not null)).ToList();
+        var plot = new Plot();
+        var palette = new ScottPlot.Palettes.Category10();
+        var width = 0.8 / series.Count;
+        for (var s = 0; s < series.Count; s++)
+        {
+            var bars = new List<Bar>();
+            for (var i = 0; i < labels.Length; i++)
+            {
+                if (series[s].Values[i] is not { } value || value <= 0 && log)
+                    continue;
+                bars.Add(new Bar
+                {
+                    Position = i - 0.4 + width * (s + 0.5),
+                    Value = log ? Math.Log10(value) : value,
+                    Size = width,
+                    FillColor = palette.GetColor(s),
+                });
+            }
+            var plotted = plot.Add.Bars(bars);
+            plotted.LegendText = series[s].Name;
+            plotted.Color = palette.GetColor(s);
+        }
+        plot.Axes.Bottom.SetTicks(Enumerable.Range(0, labels.Length).Select(i => (double)i).ToArray(), labels);
+        plot.Axes.Bottom.TickLabelStyle.Rotation = 90;
+        plot.Axes.Bottom.TickLabelStyle.Alignment = Alignment.MiddleLeft;
+        plot.Axes.Bottom.MinimumSize = 380;
+        plot.Axes.Margins(bottom: 0);
+        plot.Title(title);
+        plot.YLabel(axis);
+        if (series.Count > 1)
+            plot.ShowLegend(Alignment.UpperRight);
+        plot.SavePng(path, Math.Max(900, 120 + 36 * labels.Length), 1040);
+        return path;
+    }
+}
