@@ -35,6 +35,7 @@ internal sealed class UdpChannel : IDisposable
     private readonly ConcurrentDictionary<uint, PeerUdp> _byIndex = new();
     private readonly byte[] _receive = new byte[65_536];
     private readonly Queue<(byte[] Datagram, long At)> _held = new();
+    private long _pairsAdded;
     private readonly TaskCompletionSource<bool> _bound = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _stop = new();
     private volatile IPEndPoint? _reflexive;
@@ -73,6 +74,7 @@ internal sealed class UdpChannel : IDisposable
     {
         _byIndex[pair.Session.LocalIndex] = pair;
         _table.TryAdd(pair.Session);
+        Interlocked.Increment(ref _pairsAdded);
         ReleaseHeld();
     }
 
@@ -131,7 +133,7 @@ internal sealed class UdpChannel : IDisposable
         try
         {
             sourceAndInner.CopyTo(copy);
-            OpenRelayed(copy.AsSpan(0, sourceAndInner.Length), hold: true);
+            OpenRelayed(copy.AsSpan(0, sourceAndInner.Length), Milliseconds.Now);
         }
         finally
         {
@@ -245,7 +247,7 @@ internal sealed class UdpChannel : IDisposable
             }
             else if (type == SecureDatagramType.Relayed)
             {
-                OpenRelayed(payload, hold: true);
+                OpenRelayed(payload, Milliseconds.Now);
             }
 
             return;
@@ -255,15 +257,23 @@ internal sealed class UdpChannel : IDisposable
             _owner.DirectDatagram(pair, type, payload, from, isNewest);
     }
 
-    private void OpenRelayed(Span<byte> sourceAndInner, bool hold)
+    // heldSince: when the datagram first came (now, or when it was held); one whose pair key has
+    // not come yet is held until the key comes or HeldMilliseconds pass, the key usually being
+    // on its way over TLS while the datagram overtook it by UDP.
+    private void OpenRelayed(Span<byte> sourceAndInner, long heldSince)
     {
         if (sourceAndInner.Length < GuidBytes.Size + SecureUdpSession.Overhead || !GuidBytes.TryRead(sourceAndInner.Slice(0, GuidBytes.Size), out var source))
             return;
         var inner = sourceAndInner.Slice(GuidBytes.Size);
+        var added = Volatile.Read(ref _pairsAdded);
         var status = _table.Open(inner, out var session, out var type, out var length);
-        if (status == SecureDatagramStatus.UnknownIndex && hold)
+        if (status == SecureDatagramStatus.UnknownIndex)
         {
-            Hold(sourceAndInner);
+            Hold(sourceAndInner, heldSince);
+
+            // A key added between the Open and the Hold released nothing: release again.
+            if (Volatile.Read(ref _pairsAdded) != added)
+                ReleaseHeld();
             return;
         }
 
@@ -274,16 +284,20 @@ internal sealed class UdpChannel : IDisposable
         _owner.RelayedDatagram(pair, inner.Slice(SecureUdpSession.HeaderLength, length));
     }
 
-    private void Hold(ReadOnlySpan<byte> sourceAndInner)
+    private void Hold(ReadOnlySpan<byte> sourceAndInner, long since)
     {
+        if (Milliseconds.Now - since > HeldMilliseconds)
+            return;
         lock (_held)
         {
             if (_held.Count >= MaxHeld)
                 _held.Dequeue();
-            _held.Enqueue((sourceAndInner.ToArray(), Milliseconds.Now));
+            _held.Enqueue((sourceAndInner.ToArray(), since));
         }
     }
 
+    // Each held datagram is tried once more; those whose key is still missing are held again with
+    // their first time, so a key for another peer does not drop them.
     private void ReleaseHeld()
     {
         (byte[] Datagram, long At)[] held;
@@ -295,12 +309,8 @@ internal sealed class UdpChannel : IDisposable
             _held.Clear();
         }
 
-        var now = Milliseconds.Now;
         foreach (var (datagram, at) in held)
-        {
-            if (now - at <= HeldMilliseconds)
-                OpenRelayed(datagram, hold: false);
-        }
+            OpenRelayed(datagram, at);
     }
 }
 

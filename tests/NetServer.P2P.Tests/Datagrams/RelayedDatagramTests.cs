@@ -157,6 +157,7 @@ public sealed class RelayedDatagramTests
 
         // An on-path attacker sends the captured datagram again, from its own socket: the relay's replay window drops it.
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        await Wait.UntilAsync(() => harness.Relay.Udp.DatagramsForwarded == 1, () => "the relay to count its one forward"); // counted after the send that bob may see first
         var forwarded = harness.Relay.Udp.DatagramsForwarded;
         for (var i = 0; i < 3; i++)
             socket.SendTo(captured!, new IPEndPoint(IPAddress.Loopback, harness.Relay.UdpPort));
