@@ -15,7 +15,7 @@ internal static partial class StaticContent
         Found,
     }
 
-    private enum RangeResult
+    internal enum RangeResult
     {
         /// <summary>Not one valid bytes range (another unit, bad syntax, several ranges): send the whole representation.</summary>
         Ignore,
@@ -91,7 +91,7 @@ internal static partial class StaticContent
     /// "first-last", "first-" or "-suffix" (14.1.2). Several ranges are not served as
     /// multipart/byteranges: the field is ignored and the whole file sent, which 14.2 allows.
     /// </summary>
-    private static RangeResult ParseRange(ReadOnlySpan<byte> value, long length, out long first, out long last)
+    internal static RangeResult ParseRange(ReadOnlySpan<byte> value, long length, out long first, out long last)
     {
         first = last = 0;
         value = HttpSyntax.TrimWhitespace(value);
