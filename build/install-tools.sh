@@ -9,6 +9,7 @@
 #                       Debian's npm package would conflict with it)
 #   ws (npm)            a Node.js WebSocket peer, pinned in tests/node/package-lock.json and
 #                       installed into tests/node/node_modules
+#   testssl.sh         the TLS scanner the HTTPS and WSS example tests run (tests/NetServer.Tests/Ssl/TlsScannerTests.cs)
 #   iproute2, iptables, procps
 #                       ip/tc, iptables and sysctl for the P2P tests' NAT lab (network namespaces, veth
 #                       pairs, a bridge, NAT rules, per-namespace conntrack timeouts: docs/nat-lab.md);
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for package in wrk curl openssl chromium fonts-liberation python3-websockets iproute2 iptables procps; do
+for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps; do
   installed "$package" || missing+=("$package")
 done
 command -v node > /dev/null || missing+=(nodejs)
@@ -54,5 +55,6 @@ echo "  chromium:           $(chromium --version 2>/dev/null)"
 echo "  python3-websockets: $(/usr/bin/python3 -c 'import websockets; print(websockets.__version__)') (for /usr/bin/python3)"
 echo "  node:               $(node --version), npm $(npm --version 2>/dev/null)"
 echo "  ws (npm):           $(node -p "require('./tests/node/node_modules/ws/package.json').version")"
+echo "  testssl.sh:         $(testssl --version 2>/dev/null | grep -o "testssl *[0-9.]*" | head -n 1)"
 echo "  iproute2:           $(ip -V)"
 echo "  iptables:           $(iptables --version)"
