@@ -341,6 +341,7 @@ internal sealed partial class Connection
         _owner.CountSent(sent);
         _owner.CountPending(-sent);
         NoteActivity();
+        NoteSendProgress();
         if (resume)
             ResumeLoopLater();
         RaiseSent(sent, pending);

@@ -336,7 +336,10 @@ internal sealed partial class Connection
         }
 
         if (paused)
+        {
+            StartStallTimer();
             ReportSendPaused();
+        }
     }
 
     // --- Appending (under the send lock) ---

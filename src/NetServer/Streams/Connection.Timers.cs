@@ -4,7 +4,7 @@ namespace NetServer.Streams;
 
 /// <summary>
 /// The connection's deadlines, all on the process's shared clock (<see cref="TimerWheel"/>) through
-/// one entry per connection: the idle timeout, the graceful close's limit (linger), and the wait for
+/// one entry per connection: the idle timeout, the send stall timeout, the graceful close's limit (linger), and the wait for
 /// the receive loop's verdict after a write found the peer gone. Only a connection that needs one
 /// creates the entry; re-arming allocates nothing.
 /// </summary>
@@ -21,6 +21,8 @@ internal sealed partial class Connection
     private Deadline? _deadline;      // created on first use; its own object locks the due times below
     private long _idleTicks;          // OptionIdleTimeout as clock ticks; 0 = none
     private long _lastActivity;       // clock timestamp of the last byte moved (with an idle timeout)
+    private long _stallTicks;         // OptionSendStallTimeout as clock ticks, set when the backlog first paused receiving; 0 = none
+    private long _sendProgress;       // clock timestamp of the pause, then of each send the kernel took while paused
     private long _lingerDue = TimerEntry.Disarmed;
     private long _lostPeerDue = TimerEntry.Disarmed;
 
@@ -48,6 +50,26 @@ internal sealed partial class Connection
         if (_idleTicks != 0)
             Volatile.Write(ref _lastActivity, TimerWheel.Now);
     }
+
+    /// <summary>The send backlog paused receiving: from now the peer must take bytes within OptionSendStallTimeout.</summary>
+    private void StartStallTimer()
+    {
+        var stall = _owner.OptionSendStallTimeout;
+        if (stall == Timeout.InfiniteTimeSpan)
+            return;
+        _stallTicks = Math.Max(1, TimerWheel.ToTimestampDelta(stall));
+        Volatile.Write(ref _sendProgress, TimerWheel.Now);
+        Rearm();
+    }
+
+    /// <summary>The kernel took bytes: while the backlog holds receiving, the stall period starts again (one clock read, only then).</summary>
+    private void NoteSendProgress()
+    {
+        if (_stallTicks != 0 && IsStalledBySendBacklog)
+            Volatile.Write(ref _sendProgress, TimerWheel.Now);
+    }
+
+    private bool IsStalledBySendBacklog => (Volatile.Read(ref _pause) & PausedBySendBacklog) != 0;
 
     /// <summary>Bounds a graceful close (<see cref="StreamConnection.OptionDisconnectTimeout"/>).</summary>
     private void StartLingerTimer(TimeSpan timeout)
@@ -93,6 +115,8 @@ internal sealed partial class Connection
             var due = Math.Min(Volatile.Read(ref _lingerDue), Volatile.Read(ref _lostPeerDue));
             if (_idleTicks != 0 && IsOpen)
                 due = Math.Min(due, Volatile.Read(ref _lastActivity) + _idleTicks);
+            if (_stallTicks != 0 && IsOpen && IsStalledBySendBacklog)
+                due = Math.Min(due, Volatile.Read(ref _sendProgress) + _stallTicks);
             if (_timersStopped || IsFinished || due == TimerEntry.Disarmed)
                 deadline.Disarm();
             else
@@ -112,6 +136,13 @@ internal sealed partial class Connection
             EndAfterLostPeer();
         if (_idleTicks != 0 && IsOpen && Volatile.Read(ref _lastActivity) + _idleTicks <= now)
             Close(DisconnectReason.IdleTimeout);
+        if (_stallTicks != 0 && IsOpen && IsStalledBySendBacklog && Volatile.Read(ref _sendProgress) + _stallTicks <= now)
+        {
+            // A graceful close would wait for the backlog the peer does not take: abort.
+            Abort(DisconnectReason.TimedOut, new TimeoutException(
+                $"The peer took none of the {Volatile.Read(ref _bytesPending)} queued bytes for {_owner.OptionSendStallTimeout} (OptionSendStallTimeout) while they held receiving."));
+        }
+
         Rearm();
     }
 }

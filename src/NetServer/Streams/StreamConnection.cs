@@ -22,6 +22,9 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <summary>Default for <see cref="OptionSendHighWaterMark"/>: 1 MiB.</summary>
     public const int DefaultSendHighWaterMark = 1024 * 1024;
 
+    /// <summary>Default for <see cref="OptionSendStallTimeout"/>: 60 seconds.</summary>
+    public static readonly TimeSpan DefaultSendStallTimeout = TimeSpan.FromSeconds(60);
+
     /// <summary>Default for <see cref="OptionSendLowWaterMark"/>: 256 KiB.</summary>
     public const int DefaultSendLowWaterMark = 256 * 1024;
 
@@ -39,6 +42,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     private int _sendHighWaterMark = DefaultSendHighWaterMark;
     private int _sendLowWaterMark = DefaultSendLowWaterMark;
     private TimeSpan _idleTimeout = Timeout.InfiniteTimeSpan;
+    private TimeSpan _sendStallTimeout = DefaultSendStallTimeout;
     private DisconnectReason _lastReason;
     private Exception? _lastException;
 
@@ -193,6 +197,28 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
             if (value <= TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
                 ThrowHelper.ThrowArgumentOutOfRange(nameof(OptionIdleTimeout), "The timeout must be positive or infinite.");
             _idleTimeout = value;
+        }
+    }
+
+    /// <summary>
+    /// Closes a connection whose send backlog has held its receiving (see
+    /// <see cref="OptionSendHighWaterMark"/>) while the peer took no byte of it for this long, with
+    /// <see cref="NetServer.DisconnectReason.TimedOut"/> (default <see cref="DefaultSendStallTimeout"/>:
+    /// 60 s; <see cref="Timeout.InfiniteTimeSpan"/>: never). A peer that sends and never reads
+    /// would otherwise hold its connection, and the high-water mark's worth of memory, for ever. A
+    /// slow reader is not cut off as long as the kernel completes one of the connection's sends
+    /// (each up to the queued bytes, so up to about a high-water mark's worth) within the timeout.
+    /// Checked on the process's shared clock; set it before the backlog builds (a session: in its
+    /// constructor or OnConnected).
+    /// </summary>
+    public TimeSpan OptionSendStallTimeout
+    {
+        get => _sendStallTimeout;
+        set
+        {
+            if (value <= TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(OptionSendStallTimeout), "The timeout must be positive or infinite.");
+            _sendStallTimeout = value;
         }
     }
 
