@@ -10,6 +10,7 @@ using ScottPlot;
 
 // netserver-soak server CSV INTERVAL_SECONDS   every echo server in this process, sampled into CSV; stops when stdin closes
 // netserver-soak client ENDPOINTS SECONDS [WORKERS]   churn against the servers ENDPOINTS names ("tcp=PORT uds=PATH ...")
+// netserver-soak attack ENDPOINTS [SLOWLORIS] [NON_READERS] [SECONDS]   slow attacks on its http and ws servers beside a good client
 // netserver-soak report CSV PNG WARMUP_SECONDS  plots the samples and judges the memory: flat after the warm-up, or exit 1
 switch (args.FirstOrDefault())
 {
@@ -42,11 +43,18 @@ switch (args.FirstOrDefault())
         return clients.Errors == 0 && clients.Exchanges > 0 ? 0 : 1;
     }
 
+    case "attack" when args.Length >= 2:
+    {
+        var endpoints = args[1].Split(' ', StringSplitOptions.RemoveEmptyEntries).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => int.TryParse(p[1], out var port) ? port : 0);
+        int Arg(int index, int otherwise) => args.Length > index ? int.Parse(args[index], CultureInfo.InvariantCulture) : otherwise;
+        return await new SoakAttack(endpoints["http"], endpoints["ws"]).RunAsync(Arg(2, 10_000), Arg(3, 1_000), TimeSpan.FromSeconds(Arg(4, 90)));
+    }
+
     case "report" when args.Length >= 4:
         return Report(args[1], args[2], double.Parse(args[3], CultureInfo.InvariantCulture));
 
     default:
-        Console.Error.WriteLine("usage: netserver-soak server CSV INTERVAL | client ENDPOINTS SECONDS [WORKERS] | report CSV PNG WARMUP_SECONDS");
+        Console.Error.WriteLine("usage: netserver-soak server CSV INTERVAL | client ENDPOINTS SECONDS [WORKERS] | attack ENDPOINTS [SLOWLORIS] [NON_READERS] [SECONDS] | report CSV PNG WARMUP_SECONDS");
         return 2;
 }
 
