@@ -16,10 +16,10 @@ namespace NetServer.Tests.Ssl;
 /// settings must offer nothing below TLS 1.2, no CBC, RC4, 3DES, NULL, export or anonymous suite,
 /// and draw no vulnerability finding.
 /// </summary>
-[Collection(nameof(TlsScannerTests))] // one scan at a time: each is a few hundred handshakes
+[Collection(nameof(TlsScannerCollection))]
 public sealed class TlsScannerTests
 {
-    private static readonly TimeSpan s_scanTimeout = TimeSpan.FromMinutes(4);
+    private static readonly TimeSpan s_scanTimeout = TimeSpan.FromMinutes(6);
 
     [TestsslFact]
     public Task HttpsServer_example_passes_the_scan() => ScanAsync("HttpsServer", "0");
