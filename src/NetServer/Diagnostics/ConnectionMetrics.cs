@@ -118,7 +118,7 @@ internal static class ConnectionMetrics
     // Enum.ToString allocates each time: each name is made once (the values are small and run from 0).
     private static readonly string?[] s_reasonNames = new string?[32];
 
-    private static string ReasonName(DisconnectReason reason)
+    internal static string ReasonName(DisconnectReason reason)
     {
         var index = (int)reason;
         return index >= 0 && index < s_reasonNames.Length ? s_reasonNames[index] ??= reason.ToString() : reason.ToString();

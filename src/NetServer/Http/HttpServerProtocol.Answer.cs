@@ -27,6 +27,7 @@ internal sealed partial class HttpServerProtocol
     internal void SendError(StreamConnection connection, int status, string reason, string fields = "")
     {
         _phase = Phase.Closing;
+        _telemetry.End(status, null);
         // The error path may allocate: it ends the connection.
         var body = TextEncoding.Utf8.GetBytes(reason);
         var head = TextEncoding.Utf8.GetBytes(
@@ -85,6 +86,7 @@ internal sealed partial class HttpServerProtocol
 
         _closeResponse = _closeAfter || ClosesConnection(response, _isHeadRequest);
         _answered = true;
+        _answerStatus = status;
         var bodyless = _isHeadRequest || status is 204 or 304 or < 200;
 
         // The head alone with chunked coding: chunks follow until EndBody. Also for HEAD (the
@@ -173,6 +175,7 @@ internal sealed partial class HttpServerProtocol
         if (connection is null || content is null)
             return false;
         var bytes = new ReadOnlySpan<byte>(content);
+        _answerStatus = StatusOf(bytes);
         var headEnd = _closeAfter ? bytes.IndexOf("\r\n\r\n"u8) : -1;
         return headEnd >= 0 ? SendSayingClose(connection, bytes, headEnd + 4) > 0 : connection.SendAsync(bytes);
     }
@@ -194,6 +197,23 @@ internal sealed partial class HttpServerProtocol
     private static bool EndsHead(ReadOnlySpan<byte> bytes, int headLength) =>
         headLength >= 4 && headLength <= bytes.Length && bytes.Slice(headLength - 4, 4).SequenceEqual("\r\n\r\n"u8);
 
+    /// <summary>The status code of a response's bytes ("HTTP/1.1 200 ..."), 0 when they do not start with a status line.</summary>
+    private static int StatusOf(ReadOnlySpan<byte> response)
+    {
+        if (response.Length < 12 || response[8] != (byte)' ')
+            return 0;
+        var status = 0;
+        for (var i = 9; i < 12; i++)
+        {
+            var digit = response[i] - '0';
+            if ((uint)digit > 9)
+                return 0;
+            status = status * 10 + digit;
+        }
+
+        return status;
+    }
+
     private static ReadOnlySpan<byte> ConnectionClose => "Connection: close\r\n\r\n"u8;
 
     private static long Send(StreamConnection connection, ReadOnlySpan<byte> bytes, bool blocking) =>
@@ -202,6 +222,7 @@ internal sealed partial class HttpServerProtocol
     /// <summary>The current request is fully answered: close, or go on with the next request.</summary>
     private void EndAnswer(StreamConnection connection)
     {
+        _telemetry.End(_answerStatus, null);
         if (_closeResponse)
         {
             _phase = Phase.Closing;

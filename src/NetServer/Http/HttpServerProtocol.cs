@@ -43,6 +43,8 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     private bool _closeResponse;   // the answer being sent ends the connection
     private bool _chunkedBody;     // the answer's head went out with chunked coding: body parts are chunks until EndBody
     private long _bodyRemaining;   // the answer's head declared more body than went out with it
+    private int _answerStatus;     // the status of the answer that went out for the request (its metrics and trace)
+    private Diagnostics.HttpRequestTelemetry _telemetry;
 
     public HttpServerProtocol(IHttpSessionHandler handler, HttpLimits limits)
     {
@@ -144,10 +146,22 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
         _closeAfter = _head.CloseAfter;
         _streamingBody = false;
         _answered = false;
+        _answerStatus = 0;
         MaxRequestBodySize = _limits.MaxRequestBodySize;
         _deadline.Stop();
+        _telemetry.Start(connection, Request.Store, _head.MinorVersion);
 
-        _handler.ReceivedRequestHeader(Request);
+        var entered = _telemetry.Enter(out var previous);
+        try
+        {
+            _handler.ReceivedRequestHeader(Request);
+        }
+        finally
+        {
+            if (entered)
+                System.Diagnostics.Activity.Current = previous;
+        }
+
         if (_phase == Phase.Closing || !ReferenceEquals(Connection, connection))
             return false;
 
@@ -232,7 +246,17 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
 
         if (_handler.Cache is { Empty: false } cache && ServeStatic(connection, cache))
             return _phase == Phase.Head && ReferenceEquals(Connection, connection);
-        _handler.ReceivedRequest(Request);
+        var entered = _telemetry.Enter(out var previous);
+        try
+        {
+            _handler.ReceivedRequest(Request);
+        }
+        finally
+        {
+            if (entered)
+                System.Diagnostics.Activity.Current = previous;
+        }
+
         if (_phase != Phase.Answering || !ReferenceEquals(Connection, connection))
             return _phase == Phase.Head && ReferenceEquals(Connection, connection);
 
@@ -254,6 +278,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
 
         _answered = true;
         _closeResponse = _closeAfter;
+        _answerStatus = StatusOf(reply.Content is { } cached ? cached : new ReadOnlySpan<byte>(scratch, 0, reply.HeadLength));
         if (reply.Content is { } content)
         {
             _handler.ReceivedCachedRequest(Request, content); // NetCoreServer's hook: the default sends the cached response
@@ -312,6 +337,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     internal override void InvokeDisconnected(DisconnectReason reason)
     {
         _deadline.Stop();
+        _telemetry.End(_answerStatus, Diagnostics.ConnectionMetrics.ReasonName(reason)); // no-op when the answer ended it
         _phase = Phase.Closing;
         try
         {
@@ -327,6 +353,7 @@ internal sealed partial class HttpServerProtocol : StreamProtocol
     internal override void InvokeDetached()
     {
         _deadline.Stop(); // an upgrade (WebSocket) took the connection over
+        _telemetry.End(_answerStatus == 0 ? 101 : _answerStatus, null);
         base.InvokeDetached();
     }
 }
