@@ -115,7 +115,8 @@ internal sealed class SoakAttack(int httpPort, int wsPort)
         var clients = await Task.WhenAll(Enumerable.Range(0, count).Select(_ => UpgradeAsync()));
         var frame = new byte[16 * 1024 + 8];
         frame[0] = 0x82; frame[1] = 0x80 | 126; frame[2] = 0x40; frame[3] = 0x00; // binary, masked, 16 KiB; mask key 0
-        var open = clients.Select(c => (Socket: c, Upgraded: Seconds)).ToList();
+        // Sent: how far into the frame each client is (a non-blocking send may take part of it).
+        var open = clients.Select(c => (Socket: c, Upgraded: Seconds, Sent: 0)).ToList();
         while (open.Count > 0 && !stop.IsCancellationRequested)
         {
             for (var i = open.Count - 1; i >= 0; i--)
@@ -123,9 +124,10 @@ internal sealed class SoakAttack(int httpPort, int wsPort)
                 var socket = open[i].Socket;
                 try
                 {
-                    while (socket.Poll(0, SelectMode.SelectWrite) && socket.Send(frame, SocketFlags.None) > 0)
-                    {
-                    }
+                    var sent = open[i].Sent;
+                    while (socket.Poll(0, SelectMode.SelectWrite) && socket.Send(frame, sent, frame.Length - sent, SocketFlags.None) is > 0 and var n)
+                        sent = (sent + n) % frame.Length;
+                    open[i] = open[i] with { Sent = sent };
                 }
                 catch (SocketException)
                 {
@@ -138,7 +140,7 @@ internal sealed class SoakAttack(int httpPort, int wsPort)
             await Task.Delay(TimeSpan.FromSeconds(1), CancellationToken.None);
         }
 
-        foreach (var (socket, _) in open)
+        foreach (var (socket, _, _) in open)
             socket.Dispose();
     }
 
