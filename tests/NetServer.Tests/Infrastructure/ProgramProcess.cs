@@ -52,6 +52,15 @@ internal sealed class ProgramProcess : IAsyncDisposable
 
     private static string ProgramDll(string name)
     {
+        // An example run from its own output folder, where its build put every assembly it needs:
+        // next to the tests, a package the shared ASP.NET Core framework also holds (the tests
+        // reference that framework, the example does not) is not copied, and the example fails to load it.
+        var output = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
+        var own = output.Parent?.Parent?.Parent?.Parent?.Parent is { } root
+            ? Path.Combine(root.FullName, "examples", name, "bin", output.Parent!.Name, output.Name, name + ".dll")
+            : null;
+        if (own is not null && File.Exists(own))
+            return own;
         var dll = Path.Combine(AppContext.BaseDirectory, name + ".dll");
         Assert.True(File.Exists(dll), $"The program is not built next to the tests: {dll}");
         return dll;
