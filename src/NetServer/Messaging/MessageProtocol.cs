@@ -118,6 +118,7 @@ public class MessageProtocol : StreamProtocol
                 return data.Length;
             }
 
+            Diagnostics.MessageMetrics.Received(connection, Diagnostics.MessageMetrics.Messages);
             try
             {
                 OnMessage(message);

@@ -241,6 +241,7 @@ internal sealed partial class WebSocketProtocol
         }
 
         _deliveringType = type;
+        Diagnostics.MessageMetrics.Received(Connection, Diagnostics.MessageMetrics.WebSocket);
         try
         {
             _hooks.OnWsReceived(type, message.Array!, message.Offset, message.Count);
