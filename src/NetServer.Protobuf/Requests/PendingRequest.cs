@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using NetServer.Protobuf.Diagnostics;
 using NetServer.Timers;
 
 namespace NetServer.Protobuf.Requests;
@@ -25,6 +26,9 @@ internal sealed class PendingRequest(RequestTable table) : TimerEntry
     public TimeSpan Timeout { get; private set; }
 
     public IReplyCompletion? Completion { get; set; }
+
+    /// <summary>This use's start for its metrics and activity (default: nobody listened).</summary>
+    public RequestMark Mark { get; set; }
 
     /// <summary>Armed in this use; with <see cref="TimerQuiet"/> it tells whether an expiry call may still come.</summary>
     public bool Armed { get; private set; }
@@ -68,6 +72,7 @@ internal sealed class PendingRequest(RequestTable table) : TimerEntry
         _registration = default;
         _token = default;
         Completion = null;
+        Mark = default;
         return true;
     }
 

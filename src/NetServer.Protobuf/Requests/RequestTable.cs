@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Protobuf.Diagnostics;
 
 namespace NetServer.Protobuf.Requests;
 
@@ -73,11 +74,13 @@ internal sealed class RequestTable
     {
         var completion = new ReplyCompletion<T>(reader);
         id = (ulong)Interlocked.Increment(ref _nextId);
+        var mark = ProtoTelemetry.Start(id);
         PendingRequest entry;
         lock (_lock)
         {
             entry = _free.Count > 0 ? _free.Pop() : new PendingRequest(this);
             entry.Begin(id, timeout, completion);
+            entry.Mark = mark;
 
             // Armed under the lock, before it is in the table: an expiry takes the lock, so it
             // finds the request; and whoever finishes it sees that the deadline is armed.
@@ -92,7 +95,7 @@ internal sealed class RequestTable
 
             // Canceled before the registration was in place: its callback found nothing to do.
             if (cancellationToken.IsCancellationRequested)
-                Fail(id, entry, new OperationCanceledException(cancellationToken), expired: false);
+                Fail(id, entry, new OperationCanceledException(cancellationToken), ProtoTelemetry.Canceled);
         }
 
         Release(entry); // set up: from here on only the completion's hold keeps it
@@ -111,13 +114,14 @@ internal sealed class RequestTable
 
         // Retired before the caller's task completes, so its continuation finds the entry reusable.
         var completion = entry.Completion!;
+        ProtoTelemetry.End(entry.Mark, ProtoTelemetry.Ok, null);
         Retire(entry, expired: false);
         completion.Complete(in reply);
         return true;
     }
 
     /// <summary>Fails the request <paramref name="id"/> if it is still pending (a send that did not go out).</summary>
-    public void Fail(ulong id, Exception error) => Fail(id, null, error, expired: false);
+    public void Fail(ulong id, Exception error) => Fail(id, null, error, ProtoTelemetry.Failed);
 
     /// <summary>Fails every pending request at once: the connection ended.</summary>
     public void FailAll(DisconnectReason reason)
@@ -134,23 +138,26 @@ internal sealed class RequestTable
         foreach (var entry in entries)
         {
             var (completion, id) = (entry.Completion!, entry.Id);
+            var error = new IOException($"The connection closed ({reason}) before the reply to request {id} came.");
+            ProtoTelemetry.End(entry.Mark, ProtoTelemetry.Disconnected, error);
             Retire(entry, expired: false);
-            completion.Fail(new IOException($"The connection closed ({reason}) before the reply to request {id} came."));
+            completion.Fail(error);
         }
     }
 
     internal void Expire(PendingRequest entry) =>
-        Fail(entry.Id, entry, new TimeoutException($"No reply to request {entry.Id} within {entry.Timeout.TotalMilliseconds:0.###} ms."), expired: true);
+        Fail(entry.Id, entry, new TimeoutException($"No reply to request {entry.Id} within {entry.Timeout.TotalMilliseconds:0.###} ms."), ProtoTelemetry.TimedOut);
 
     internal void Cancel(PendingRequest entry, CancellationToken token) =>
-        Fail(entry.Id, entry, new OperationCanceledException($"Request {entry.Id} was canceled.", token), expired: false);
+        Fail(entry.Id, entry, new OperationCanceledException($"Request {entry.Id} was canceled.", token), ProtoTelemetry.Canceled);
 
-    private void Fail(ulong id, PendingRequest? expected, Exception error, bool expired)
+    private void Fail(ulong id, PendingRequest? expected, Exception error, string outcome)
     {
         if (!TryTake(id, expected, out var entry))
             return;
         var completion = entry.Completion!;
-        Retire(entry, expired);
+        ProtoTelemetry.End(entry.Mark, outcome, error);
+        Retire(entry, expired: ReferenceEquals(outcome, ProtoTelemetry.TimedOut));
         completion.Fail(error);
     }
 
