@@ -98,6 +98,9 @@ internal sealed class Options
 
     public bool TraceAllocations { get; private set; }
 
+    /// <summary>--telemetry: every NetServer meter and activity source listened to (see <see cref="TelemetrySink"/>).</summary>
+    public bool Telemetry { get; private set; }
+
     public bool Memory { get; private set; }
 
     /// <summary>udp multicast: the group the server sends to and the clients join.</summary>
@@ -223,6 +226,8 @@ internal sealed class Options
           -q, --quiet            no progress line
               --trace-allocations  print which types were allocated in the measured window
                                  (sampled), to explain B/msg
+              --telemetry        listen to every NetServer meter and activity source, as a
+                                 metrics/traces collector would (what they cost when on)
               --memory           server: each second, force a full GC and print the managed heap
                                  per connected session (connect idle clients to measure it)
           -h, --help             this text
@@ -337,6 +342,9 @@ internal sealed class Options
                     break;
                 case "--trace-allocations":
                     options.TraceAllocations = true;
+                    break;
+                case "--telemetry":
+                    options.Telemetry = true;
                     break;
                 case "--memory":
                     options.Memory = true;

@@ -63,6 +63,7 @@ internal static partial class Program
         ApplyRuntimeOptions(options);
 
         PrintHeader(options, peers);
+        using var telemetry = options.Telemetry ? new TelemetrySink() : null;
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
         AllocationTracer.Current = tracer;
         var code = options.Role switch
@@ -72,6 +73,7 @@ internal static partial class Program
             _ => await RunBothAsync(options, peers),
         };
         tracer?.Print();
+        telemetry?.Print();
         return code;
     }
 
