@@ -101,6 +101,9 @@ internal sealed class Options
     /// <summary>--telemetry: every NetServer meter and activity source listened to (see <see cref="TelemetrySink"/>).</summary>
     public bool Telemetry { get; private set; }
 
+    /// <summary>--telemetry-metrics: the meters only, no activity listener (metrics on, traces off).</summary>
+    public bool TelemetryMetricsOnly { get; private set; }
+
     public bool Memory { get; private set; }
 
     /// <summary>udp multicast: the group the server sends to and the clients join.</summary>
@@ -228,6 +231,7 @@ internal sealed class Options
                                  (sampled), to explain B/msg
               --telemetry        listen to every NetServer meter and activity source, as a
                                  metrics/traces collector would (what they cost when on)
+              --telemetry-metrics  the same for the meters only (traces off)
               --memory           server: each second, force a full GC and print the managed heap
                                  per connected session (connect idle clients to measure it)
           -h, --help             this text
@@ -345,6 +349,9 @@ internal sealed class Options
                     break;
                 case "--telemetry":
                     options.Telemetry = true;
+                    break;
+                case "--telemetry-metrics":
+                    options.Telemetry = options.TelemetryMetricsOnly = true;
                     break;
                 case "--memory":
                     options.Memory = true;

@@ -63,7 +63,7 @@ internal static partial class Program
         ApplyRuntimeOptions(options);
 
         PrintHeader(options, peers);
-        using var telemetry = options.Telemetry ? new TelemetrySink() : null;
+        using var telemetry = options.Telemetry ? new TelemetrySink(traces: !options.TelemetryMetricsOnly) : null;
         using var tracer = options.TraceAllocations ? new AllocationTracer() : null;
         AllocationTracer.Current = tracer;
         var code = options.Role switch

@@ -14,11 +14,11 @@ namespace NetServer.Benchmark;
 internal sealed class TelemetrySink : IDisposable
 {
     private readonly MeterListener _meters = new();
-    private readonly ActivityListener _activities;
+    private readonly ActivityListener? _activities;
     private long _measurements;
     private long _activitiesStopped;
 
-    public TelemetrySink()
+    public TelemetrySink(bool traces)
     {
         _meters.InstrumentPublished = (instrument, listener) =>
         {
@@ -28,6 +28,8 @@ internal sealed class TelemetrySink : IDisposable
         _meters.SetMeasurementEventCallback<long>((_, _, _, _) => Interlocked.Increment(ref _measurements));
         _meters.SetMeasurementEventCallback<double>((_, _, _, _) => Interlocked.Increment(ref _measurements));
         _meters.Start();
+        if (!traces)
+            return;
         _activities = new ActivityListener
         {
             ShouldListenTo = source => IsOurs(source.Name),
@@ -46,7 +48,7 @@ internal sealed class TelemetrySink : IDisposable
     public void Dispose()
     {
         _meters.Dispose();
-        _activities.Dispose();
+        _activities?.Dispose();
     }
 
     private static bool IsOurs(string name) => name == "NetServer" || name.StartsWith("NetServer.", StringComparison.Ordinal);

@@ -91,13 +91,14 @@ internal struct HttpRequestTelemetry
             StopActivity(activity, status, errorType);
     }
 
+    // At most 8 tags with the status code (TagList keeps 8 inline; a ninth allocates an array per
+    // request): network.protocol.name is left out, as semconv allows when it is "http".
     private readonly TagList Tags()
     {
         var tags = new TagList
         {
             { "http.request.method", _method },
             { "url.scheme", _scheme },
-            { "network.protocol.name", "http" },
             { "network.protocol.version", _version },
         };
         _owner?.MetricTags?.AddTo(ref tags);

@@ -1,28 +1,17 @@
-using System.Diagnostics;
-using System.Diagnostics.Metrics;
-
 namespace NetServer.Diagnostics;
 
 /// <summary>
-/// <c>netserver.messages.received</c>: whole messages handed to the application, WebSocket data
-/// messages and length-prefixed byte messages (protobuf envelopes travel as byte messages), tagged
-/// with <c>netserver.protocol</c> and the server's endpoint. One <c>Enabled</c> check per message
-/// when nobody listens.
+/// The kinds of message <c>netserver.messages.received</c> counts, tagged <c>netserver.protocol</c>:
+/// whole WebSocket data messages and length-prefixed byte messages (protobuf envelopes travel as
+/// byte messages). A protocol adds the messages of one read at once to its session's server
+/// (<see cref="Streams.ISessionHost.CountMessagesReceived"/>); the instrument reads the server's
+/// totals when a collector asks, as <c>netserver.io</c> does, so collecting costs the hot path nothing.
 /// </summary>
 internal static class MessageMetrics
 {
-    public const string WebSocket = "websocket";
-    public const string Messages = "messages";
+    public const int WebSocket = 0;
+    public const int Messages = 1;
+    public const int Kinds = 2;
 
-    private static readonly Counter<long> s_received = NetServerTelemetry.Meter.CreateCounter<long>(
-        "netserver.messages.received", "{message}", "Whole messages delivered to the application (WebSocket data messages, length-prefixed byte messages).");
-
-    public static void Received(StreamConnection? owner, string protocol)
-    {
-        if (!s_received.Enabled)
-            return;
-        var tags = new TagList { { "netserver.protocol", protocol } };
-        owner?.MetricTags?.AddTo(ref tags);
-        s_received.Add(1, tags);
-    }
+    public static string Name(int kind) => kind == WebSocket ? "websocket" : "messages";
 }

@@ -14,6 +14,9 @@ internal interface IObservedServer
 
     /// <summary>Datagrams sent, received and dropped (UDP servers); false for stream servers.</summary>
     bool TryGetDatagrams(out long sent, out long received, out long dropped);
+
+    /// <summary>Whole messages of <paramref name="kind"/> (<see cref="MessageMetrics"/>) its sessions received; 0 for UDP servers.</summary>
+    long MessagesReceived(int kind);
 }
 
 /// <summary>
@@ -35,8 +38,12 @@ internal static class ObservedServers
     private static readonly ObservableCounter<long> s_dropped = NetServerTelemetry.Meter.CreateObservableCounter(
         "netserver.udp.dropped", ObserveDropped, "{datagram}", "Datagrams a started secure UDP server dropped (failed authentication, replays, unknown sessions).");
 
+    private static readonly ObservableCounter<long> s_messages = NetServerTelemetry.Meter.CreateObservableCounter(
+        "netserver.messages.received", ObserveMessages, "{message}", "Whole messages (WebSocket data messages, length-prefixed byte messages) the sessions of started servers received.");
+
     public static void Add(IObservedServer server)
     {
+        _ = s_messages;
         // Touch the instruments so they exist (static initialisation) before anyone lists the meter.
         _ = s_io;
         _ = s_datagrams;
@@ -81,6 +88,24 @@ internal static class ObservedServers
                 continue;
             measurements.Add(new Measurement<long>(sent, tags.With("network.io.direction", "transmit")));
             measurements.Add(new Measurement<long>(received, tags.With("network.io.direction", "receive")));
+        }
+
+        return measurements;
+    }
+
+    private static IEnumerable<Measurement<long>> ObserveMessages()
+    {
+        var measurements = new List<Measurement<long>>();
+        foreach (var server in Snapshot())
+        {
+            if (server.MetricTags is not { } tags)
+                continue;
+            for (var kind = 0; kind < MessageMetrics.Kinds; kind++)
+            {
+                var count = server.MessagesReceived(kind);
+                if (count != 0)
+                    measurements.Add(new Measurement<long>(count, tags.With("netserver.protocol", MessageMetrics.Name(kind))));
+            }
         }
 
         return measurements;

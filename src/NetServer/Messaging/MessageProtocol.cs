@@ -78,6 +78,8 @@ public class MessageProtocol : StreamProtocol
     {
     }
 
+    private int _delivered; // whole messages delivered during this read (netserver.messages.received)
+
     /// <inheritdoc/>
     protected internal sealed override int OnReceived(ReadOnlySpan<byte> data)
     {
@@ -93,6 +95,12 @@ public class MessageProtocol : StreamProtocol
         finally
         {
             t_delivering = outer;
+            if (_delivered != 0)
+            {
+                connection.CountMessagesReceived(Diagnostics.MessageMetrics.Messages, _delivered);
+                _delivered = 0;
+            }
+
             SendBatch(connection);
             if (_batch is { } batch)
             {
@@ -118,7 +126,7 @@ public class MessageProtocol : StreamProtocol
                 return data.Length;
             }
 
-            Diagnostics.MessageMetrics.Received(connection, Diagnostics.MessageMetrics.Messages);
+            _delivered++;
             try
             {
                 OnMessage(message);

@@ -15,6 +15,9 @@ internal interface ISessionHost
 
     void CountReceived(long bytes);
 
+    /// <summary>Whole messages of <paramref name="kind"/> (<see cref="Diagnostics.MessageMetrics"/>) a session's protocol delivered.</summary>
+    void CountMessagesReceived(int kind, long count);
+
     void CountPending(long delta);
 
     void SessionConnecting(StreamSession session);

@@ -393,6 +393,11 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
 
     internal virtual void CountReceived(long bytes) => Interlocked.Add(ref _bytesReceived, bytes);
 
+    /// <summary>Whole messages its protocol delivered in one read (a session adds them to its server's totals; a client keeps none).</summary>
+    internal virtual void CountMessagesReceived(int kind, long count)
+    {
+    }
+
     internal virtual void CountPending(long delta)
     {
     }

@@ -6,6 +6,8 @@ namespace NetServer;
 public abstract partial class StreamServer<TSession> : IObservedServer
 {
     private EndpointTags? _metricTags;
+    private PaddedCounter _wsMessagesReceived;
+    private PaddedCounter _messagesReceived;
 
     /// <summary>The endpoint tags of its metrics and of its sessions' metrics (worked out at start).</summary>
     EndpointTags? ISessionHost.MetricTags => _metricTags;
@@ -18,10 +20,14 @@ public abstract partial class StreamServer<TSession> : IObservedServer
         return false;
     }
 
+    long IObservedServer.MessagesReceived(int kind) => kind == MessageMetrics.WebSocket ? _wsMessagesReceived.Read() : _messagesReceived.Read();
+
     /// <summary>Started and bound: tags from the bound endpoint, observed from now, Listening.</summary>
     private void DiagnoseStarted()
     {
         _metricTags = EndpointTags.For(Endpoint, datagrams: false);
+        _wsMessagesReceived.Reset();
+        _messagesReceived.Reset();
         ObservedServers.Add(this);
         ListenerEvents.Listening(EventListener, this, Endpoint);
     }

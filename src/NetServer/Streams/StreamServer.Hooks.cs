@@ -1,3 +1,4 @@
+using NetServer.Diagnostics;
 using System.Diagnostics;
 
 namespace NetServer;
@@ -35,6 +36,14 @@ public abstract partial class StreamServer<TSession>
     void ISessionHost.CountSent(long bytes) => _bytesSent.Add(bytes);
 
     void ISessionHost.CountReceived(long bytes) => _bytesReceived.Add(bytes);
+
+    void ISessionHost.CountMessagesReceived(int kind, long count)
+    {
+        if (kind == MessageMetrics.WebSocket)
+            _wsMessagesReceived.Add(count);
+        else
+            _messagesReceived.Add(count);
+    }
 
     void ISessionHost.CountPending(long delta) => _bytesPending.Add(delta);
 

@@ -95,6 +95,8 @@ public abstract class StreamSession : StreamConnection
         Host.CountReceived(bytes);
     }
 
+    internal override void CountMessagesReceived(int kind, long count) => Host.CountMessagesReceived(kind, count);
+
     internal override void CountPending(long delta) => Host.CountPending(delta);
 
     internal override Diagnostics.NetServerEventListener? Listener => Host.EventListener;

@@ -17,6 +17,8 @@ public partial class UdpServer : IObservedServer
         return true;
     }
 
+    long IObservedServer.MessagesReceived(int kind) => 0;
+
     private void DiagnoseStarted()
     {
         _metricTags = EndpointTags.For(Endpoint, datagrams: true);

@@ -25,6 +25,8 @@ internal sealed partial class WebSocketProtocol
     private WebSocketMessageType _deliveringType; // the type of the message being delivered, for Enqueue
     private volatile bool _heard;            // something arrived since the keep-alive clock last looked
 
+    private int _delivered; // whole messages delivered during this read (netserver.messages.received)
+
     protected internal override int OnReceived(ReadOnlySpan<byte> data)
     {
         var connection = Connection;
@@ -74,6 +76,12 @@ internal sealed partial class WebSocketProtocol
         }
         finally
         {
+            if (_delivered != 0)
+            {
+                connection.CountMessagesReceived(Diagnostics.MessageMetrics.WebSocket, _delivered);
+                _delivered = 0;
+            }
+
             if (_messageOpcode == WsOpcode.Continuation && _message.Length == 0)
             {
                 _message.Release(); // between messages the connection holds no message memory
@@ -241,7 +249,7 @@ internal sealed partial class WebSocketProtocol
         }
 
         _deliveringType = type;
-        Diagnostics.MessageMetrics.Received(Connection, Diagnostics.MessageMetrics.WebSocket);
+        _delivered++;
         try
         {
             _hooks.OnWsReceived(type, message.Array!, message.Offset, message.Count);
