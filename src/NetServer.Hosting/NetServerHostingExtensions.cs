@@ -45,6 +45,19 @@ public static class NetServerHostingExtensions
         return services;
     }
 
+    /// <summary>
+    /// Registers a TCP, HTTP or WebSocket server (any server of <see cref="TcpSession"/>s) named <paramref name="name"/>;
+    /// see <see cref="AddNetServer{TServer, TSession}(IServiceCollection, string, Func{IServiceProvider, NetServerOptions, TServer})"/>.
+    /// </summary>
+    /// <typeparam name="TServer">The server type.</typeparam>
+    /// <param name="services">The host's services.</param>
+    /// <param name="name">The server's name: its configuration section, logger category and service key.</param>
+    /// <param name="factory">Creates the server from the services and its bound options.</param>
+    /// <returns><paramref name="services"/>.</returns>
+    public static IServiceCollection AddNetServer<TServer>(this IServiceCollection services, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
+        where TServer : StreamServer<TcpSession> =>
+        services.AddNetServer<TServer, TcpSession>(name, factory);
+
     private static TServer Create<TServer, TSession>(IServiceProvider provider, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
         where TServer : StreamServer<TSession>
         where TSession : StreamSession
