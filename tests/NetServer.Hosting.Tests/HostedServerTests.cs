@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Tasks;
@@ -94,6 +95,39 @@ public sealed class HostedServerTests
         Assert.Contains("NetServer:echo:Port: 70000 is not a port", error.Message, StringComparison.Ordinal);
         Assert.Contains("NetServer:echo:MaxSessions: -1 is negative", error.Message, StringComparison.Ordinal);
         Assert.Contains("NetServer:echo:CertificatePath: file '/nonexistent/server.pfx' does not exist", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AWrongCertificatePassword_FailsTheStart_NamingTheKey()
+    {
+        var pfx = Path.GetFullPath(Path.Combine(AppContext.BaseDirectory, "../../../../../certs/server.pfx"));
+        Assert.True(File.Exists(pfx), pfx);
+        using var host = BuildHost(new() { ["NetServer:echo:CertificatePath"] = pfx, ["NetServer:echo:CertificatePassword"] = "wrong" });
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync().WaitAsync(Timeout));
+        Assert.Contains($"NetServer:echo:CertificatePassword: cannot open '{pfx}'", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task APortInUse_FailsTheStart_AndStopsTheServersAlreadyStarted()
+    {
+        using var taken = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        taken.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        taken.Listen();
+        var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["NetServer:first:Port"] = "0",
+            ["NetServer:second:Port"] = ((IPEndPoint)taken.LocalEndPoint!).Port.ToString(System.Globalization.CultureInfo.InvariantCulture),
+        });
+        builder.Services.AddNetServer("first", (_, options) => new TcpServer(options.CreateIPEndPoint()));
+        builder.Services.AddNetServer("second", (_, options) => new HttpServer(options.CreateIPEndPoint()));
+        using var host = builder.Build();
+        await Assert.ThrowsAsync<SocketException>(() => host.StartAsync().WaitAsync(Timeout));
+        var first = host.Services.GetRequiredKeyedService<TcpServer>("first");
+        var deadline = DateTime.UtcNow + Timeout;
+        while (first.IsStarted && DateTime.UtcNow < deadline)
+            await Task.Delay(10);
+        Assert.False(first.IsStarted);
     }
 
     [Fact]
