@@ -64,6 +64,9 @@ public sealed partial class RedisBackplane
         return members;
     }
 
+    // Tests simulate a node that dies: no more refreshes, nothing cleaned up.
+    internal void StopPresenceForTest() => _presenceTimer?.Dispose();
+
     private async Task RefreshPresenceAsync()
     {
         await UpdateRedisAsync(db => db.StringSetAsync(NodeKey(NodeId), 1, _options.PresenceTtl)).ConfigureAwait(false);
