@@ -14,6 +14,7 @@
 #                       ip/tc, iptables and sysctl for the P2P tests' NAT lab (network namespaces, veth
 #                       pairs, a bridge, NAT rules, per-namespace conntrack timeouts: docs/nat-lab.md);
 #                       Debian's iptables is the nft backend
+#   redis-server        the Redis the scale-out backplane tests start on free ports (tests/NetServer.Redis.Tests)
 # Idempotent: only what is missing is installed, and apt-get update runs only then. Needs root for
 # apt-get (run as root, or have sudo). Prints the version of every tool at the end.
 set -euo pipefail
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps; do
+for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps redis-server; do
   installed "$package" || missing+=("$package")
 done
 command -v node > /dev/null || missing+=(nodejs)
@@ -58,3 +59,4 @@ echo "  ws (npm):           $(node -p "require('./tests/node/node_modules/ws/pac
 echo "  testssl.sh:         $(testssl --version 2>/dev/null | grep -o "testssl *[0-9.]*" | head -n 1)"
 echo "  iproute2:           $(ip -V)"
 echo "  iptables:           $(iptables --version)"
+echo "  redis-server:       $(redis-server --version | cut -d' ' -f3)"

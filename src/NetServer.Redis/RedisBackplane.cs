@@ -1,0 +1,179 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Collections.Concurrent;
+using StackExchange.Redis;
+
+namespace NetServer.Redis;
+
+/// <summary>
+/// Groups of sessions that span NetServer processes through Redis pub/sub: join/leave, send to a group, to a session
+/// on any node, to everyone. A send delivers to this node's sessions at once and is published once on Redis, whatever
+/// the number of remote sessions; each other node delivers it to its own sessions through its <see cref="ILocalDelivery"/>.
+/// At most once across nodes, in order per sender (docs/scale-out.md).
+/// </summary>
+public sealed partial class RedisBackplane : IAsyncDisposable
+{
+    private readonly ILocalDelivery _local;
+    private readonly BackplaneOptions _options;
+    private readonly ConcurrentDictionary<string, ConcurrentDictionary<Guid, byte>> _groups = new(StringComparer.Ordinal);
+    private readonly RedisChannel _allChannel, _groupChannel, _sessionChannel;
+    private ConnectionMultiplexer? _redis;
+    private Timer? _presenceTimer;
+    private long _published, _received, _publishFailures, _dropped, _pending;
+
+    /// <summary>Creates a backplane for one node; call <see cref="StartAsync"/> to connect.</summary>
+    public RedisBackplane(ILocalDelivery local, BackplaneOptions? options = null)
+    {
+        _local = local ?? throw new ArgumentNullException(nameof(local));
+        _options = options ?? new BackplaneOptions();
+        _allChannel = RedisChannel.Literal(_options.Prefix + ":all");
+        _groupChannel = RedisChannel.Literal(_options.Prefix + ":group");
+        _sessionChannel = RedisChannel.Literal(_options.Prefix + ":session");
+    }
+
+    /// <summary>This node's id, written into every frame it publishes and into its presence key.</summary>
+    public Guid NodeId { get; } = Guid.NewGuid();
+
+    /// <summary>True while the Redis connection is up.</summary>
+    public bool IsConnected => _redis?.IsConnected ?? false;
+
+    /// <summary>Frames published to Redis (one per send, whatever the number of nodes).</summary>
+    public long Published => Interlocked.Read(ref _published);
+
+    /// <summary>Frames from other nodes delivered here.</summary>
+    public long Received => Interlocked.Read(ref _received);
+
+    /// <summary>Publishes that failed (Redis down or unreachable); each is also reported by <see cref="PublishFailed"/>.</summary>
+    public long PublishFailures => Interlocked.Read(ref _publishFailures);
+
+    /// <summary>Sends dropped because <see cref="BackplaneOptions.MaxPendingPublishes"/> publishes were already in flight.</summary>
+    public long Dropped => Interlocked.Read(ref _dropped);
+
+    /// <summary>Raised when a remote send fails; the local part of that send was delivered already.</summary>
+    public event Action<Exception>? PublishFailed;
+
+    /// <summary>
+    /// Connects to Redis (a StackExchange.Redis configuration string such as "127.0.0.1:6379"), subscribes and starts
+    /// the presence key. The connection fails fast while Redis is down (no backlog) and reconnects by itself.
+    /// </summary>
+    public async Task StartAsync(string configuration)
+    {
+        var config = ConfigurationOptions.Parse(configuration);
+        config.AbortOnConnectFail = false;
+        config.BacklogPolicy = BacklogPolicy.FailFast;
+        config.ConnectRetry = 1;
+        config.ReconnectRetryPolicy = new LinearRetry(500);
+        _redis = await ConnectionMultiplexer.ConnectAsync(config).ConfigureAwait(false);
+        var subscriber = _redis.GetSubscriber();
+        await subscriber.SubscribeAsync(_allChannel, OnFrame).ConfigureAwait(false);
+        await subscriber.SubscribeAsync(_groupChannel, OnFrame).ConfigureAwait(false);
+        await subscriber.SubscribeAsync(_sessionChannel, OnFrame).ConfigureAwait(false);
+        await RefreshPresenceAsync().ConfigureAwait(false);
+        _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
+    }
+
+    /// <summary>Sends to every session of every node.</summary>
+    /// <returns>False when the remote part failed (reported by <see cref="PublishFailed"/>); local sessions got it either way.</returns>
+    public Task<bool> SendToAllAsync(ReadOnlyMemory<byte> message)
+    {
+        _local.SendToAll(message.Span);
+        return PublishAsync(_allChannel, FrameKind.All, Guid.Empty, null, message.Span);
+    }
+
+    /// <summary>Sends to a session on whichever node holds it: delivered here when it is local, else published once.</summary>
+    public Task<bool> SendToSessionAsync(Guid sessionId, ReadOnlyMemory<byte> message)
+    {
+        if (_local.SendToSession(sessionId, message.Span))
+            return Task.FromResult(true);
+        return PublishAsync(_sessionChannel, FrameKind.Session, sessionId, null, message.Span);
+    }
+
+    /// <summary>Sends to every member of <paramref name="group"/> on every node.</summary>
+    public Task<bool> SendToGroupAsync(string group, ReadOnlyMemory<byte> message)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        DeliverToGroup(group, message.Span);
+        return PublishAsync(_groupChannel, FrameKind.Group, Guid.Empty, group, message.Span);
+    }
+
+    private Task<bool> PublishAsync(RedisChannel channel, FrameKind kind, Guid session, string? group, ReadOnlySpan<byte> message)
+    {
+        var redis = _redis ?? throw new InvalidOperationException("The backplane is not started.");
+        if (Interlocked.Increment(ref _pending) > _options.MaxPendingPublishes)
+        {
+            Interlocked.Decrement(ref _pending);
+            Interlocked.Increment(ref _dropped);
+            Report(new BackplaneUnavailableException($"Dropped: {_options.MaxPendingPublishes} publishes already in flight."));
+            return Task.FromResult(false);
+        }
+        return PublishFrameAsync(redis, channel, BackplaneFrame.Write(kind, NodeId, session, group, message));
+    }
+
+    private async Task<bool> PublishFrameAsync(ConnectionMultiplexer redis, RedisChannel channel, byte[] frame)
+    {
+        try
+        {
+            await redis.GetSubscriber().PublishAsync(channel, frame).ConfigureAwait(false);
+            Interlocked.Increment(ref _published);
+            return true;
+        }
+        catch (Exception e) when (e is RedisException or TimeoutException)
+        {
+            Interlocked.Increment(ref _publishFailures);
+            Report(new BackplaneUnavailableException("Redis did not take the message: remote nodes will not get it.", e));
+            return false;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _pending);
+        }
+    }
+
+    private void OnFrame(RedisChannel channel, RedisValue value)
+    {
+        ReadOnlyMemory<byte> bytes = value;
+        if (!BackplaneFrame.TryRead(bytes.Span, out var kind, out var node, out var session, out var group, out var payload) || node == NodeId)
+            return;
+        Interlocked.Increment(ref _received);
+        switch (kind)
+        {
+            case FrameKind.All: _local.SendToAll(payload); break;
+            case FrameKind.Session: _local.SendToSession(session, payload); break;
+            case FrameKind.Group: DeliverToGroup(group!, payload); break;
+        }
+    }
+
+    private void DeliverToGroup(string group, ReadOnlySpan<byte> message)
+    {
+        if (!_groups.TryGetValue(group, out var members))
+            return;
+        foreach (var member in members)
+            _local.SendToSession(member.Key, message);
+    }
+
+    private void Report(Exception e) => PublishFailed?.Invoke(e);
+
+    /// <summary>Stops the presence key, takes this node's sessions out of the Redis group sets and closes the connection.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (_presenceTimer is not null)
+            await _presenceTimer.DisposeAsync().ConfigureAwait(false);
+        if (_redis is null)
+            return;
+        try
+        {
+            var db = _redis.GetDatabase();
+            foreach (var group in _groups)
+                foreach (var member in group.Value)
+                    await db.SetRemoveAsync(GroupKey(group.Key), MemberValue(member.Key)).ConfigureAwait(false);
+            await db.KeyDeleteAsync(NodeKey(NodeId)).ConfigureAwait(false);
+        }
+        catch (RedisException)
+        {
+            // Redis is down: the presence key expires on its own and readers drop these members then.
+        }
+        await _redis.CloseAsync().ConfigureAwait(false);
+        _redis.Dispose();
+    }
+}

@@ -1,0 +1,17 @@
+using System;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Redis.Tests;
+
+/// <summary>A fact skipped with the reason when redis-server cannot run.</summary>
+public sealed class RedisFactAttribute : FactAttribute
+{
+    private static readonly Lazy<string?> s_failure = new(() => ToolProbe.Failure("redis-server", ["--version"], TimeSpan.FromSeconds(10), "build/install-tools.sh"));
+
+    public RedisFactAttribute()
+    {
+        if (s_failure.Value is { } failure)
+            Skip = failure;
+    }
+}
