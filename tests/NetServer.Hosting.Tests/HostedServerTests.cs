@@ -37,19 +37,7 @@ public sealed class HostedServerTests
         return socket;
     }
 
-    private static async Task<int> ReceiveAsync(Socket socket, byte[] buffer)
-    {
-        var total = 0;
-        while (total < buffer.Length)
-        {
-            var read = await socket.ReceiveAsync(buffer.AsMemory(total), SocketFlags.None).AsTask().WaitAsync(Timeout);
-            if (read == 0)
-                break;
-            total += read;
-        }
-
-        return total;
-    }
+    private static Task<int> ReceiveAsync(Socket socket, byte[] buffer) => SocketReads.FillAsync(socket, buffer, Timeout);
 
     [Fact]
     public async Task Host_StartsTheConfiguredServer_SessionsComeFromDI_AndStopClosesThem()

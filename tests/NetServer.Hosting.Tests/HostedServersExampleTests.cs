@@ -24,19 +24,7 @@ public sealed class HostedServersExampleTests
         return IPEndPoint.Parse(line[(line.LastIndexOf(' ') + 1)..]);
     }
 
-    private static async Task<int> ReceiveAsync(Socket socket, byte[] buffer)
-    {
-        var total = 0;
-        while (total < buffer.Length)
-        {
-            var read = await socket.ReceiveAsync(buffer.AsMemory(total), SocketFlags.None).AsTask().WaitAsync(Timeout);
-            if (read == 0)
-                break;
-            total += read;
-        }
-
-        return total;
-    }
+    private static Task<int> ReceiveAsync(Socket socket, byte[] buffer) => SocketReads.FillAsync(socket, buffer, Timeout);
 
     [Fact]
     public async Task TcpHttpAndWebSocket_InOneHost_ThenSigtermExitsGracefully()

@@ -1,5 +1,7 @@
 using System;
 using System.Net;
+using System.Net.Sockets;
+using System.Threading.Tasks;
 using Microsoft.Extensions.DependencyInjection;
 
 namespace NetServer.Hosting.Tests;
@@ -28,4 +30,23 @@ public sealed class EchoSession(TcpServer server, EchoCounter counter) : TcpSess
 public sealed class EchoServer(IServiceProvider services, IPEndPoint endpoint) : TcpServer(endpoint)
 {
     protected override TcpSession CreateSession() => ActivatorUtilities.CreateInstance<EchoSession>(services, this);
+}
+
+/// <summary>Reads for the tests' raw sockets.</summary>
+internal static class SocketReads
+{
+    /// <summary>Reads until <paramref name="buffer"/> is full or the peer ends; each read bounded by <paramref name="timeout"/>. Returns the bytes read.</summary>
+    public static async Task<int> FillAsync(Socket socket, byte[] buffer, TimeSpan timeout)
+    {
+        var total = 0;
+        while (total < buffer.Length)
+        {
+            var read = await socket.ReceiveAsync(buffer.AsMemory(total), SocketFlags.None).AsTask().WaitAsync(timeout);
+            if (read == 0)
+                break;
+            total += read;
+        }
+
+        return total;
+    }
 }
