@@ -21,6 +21,28 @@ internal static class BackplaneFrame
     public const byte Version = 1;
     private const int HeaderSize = 2 + 16;
 
+    private static readonly UTF8Encoding s_strictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
+    /// <summary>
+    /// Refuses a group name a frame cannot carry as it is: over 65,535 UTF-8 bytes, or not valid
+    /// UTF-16 (a lone surrogate would travel as U+FFFD and reach another group on other nodes).
+    /// </summary>
+    public static void ValidateGroup(string group)
+    {
+        int bytes;
+        try
+        {
+            bytes = s_strictUtf8.GetByteCount(group);
+        }
+        catch (EncoderFallbackException e)
+        {
+            throw new ArgumentException("A group name must be valid UTF-16 (it holds a lone surrogate).", nameof(group), e);
+        }
+
+        if (bytes > ushort.MaxValue)
+            throw new ArgumentException("A group name is at most 65,535 UTF-8 bytes.", nameof(group));
+    }
+
     public static byte[] Write(FrameKind kind, Guid node, Guid session, string? group, ReadOnlySpan<byte> payload)
     {
         var groupBytes = group is null ? 0 : Encoding.UTF8.GetByteCount(group);

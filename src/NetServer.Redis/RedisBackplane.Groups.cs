@@ -16,6 +16,7 @@ public sealed partial class RedisBackplane
     public void JoinGroup(string group, Guid sessionId)
     {
         ArgumentNullException.ThrowIfNull(group);
+        BackplaneFrame.ValidateGroup(group);
         _groups.GetOrAdd(group, _ => new ConcurrentDictionary<Guid, byte>())[sessionId] = 0;
         _ = UpdateRedisAsync(db => db.SetAddAsync(GroupKey(group), MemberValue(sessionId)));
     }

@@ -93,6 +93,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     public Task<bool> SendToGroupAsync(string group, ReadOnlyMemory<byte> message)
     {
         ArgumentNullException.ThrowIfNull(group);
+        BackplaneFrame.ValidateGroup(group);
         DeliverToGroup(group, message.Span);
         return PublishAsync(_groupChannel, FrameKind.Group, Guid.Empty, group, message.Span);
     }
@@ -100,6 +101,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     private Task<bool> PublishAsync(RedisChannel channel, FrameKind kind, Guid session, string? group, ReadOnlySpan<byte> message)
     {
         var redis = _redis ?? throw new InvalidOperationException("The backplane is not started.");
+        var frame = BackplaneFrame.Write(kind, NodeId, session, group, message); // before the count: a refused frame must not hold a slot
         if (Interlocked.Increment(ref _pending) > _options.MaxPendingPublishes)
         {
             Interlocked.Decrement(ref _pending);
@@ -107,7 +109,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
             Report(new BackplaneUnavailableException($"Dropped: {_options.MaxPendingPublishes} publishes already in flight."));
             return Task.FromResult(false);
         }
-        return PublishFrameAsync(redis, channel, BackplaneFrame.Write(kind, NodeId, session, group, message));
+        return PublishFrameAsync(redis, channel, frame);
     }
 
     private async Task<bool> PublishFrameAsync(ConnectionMultiplexer redis, RedisChannel channel, byte[] frame)

@@ -37,6 +37,28 @@ public sealed class BackplaneTests
     }
 
     [RedisFact]
+    public async Task A_group_name_no_frame_can_carry_is_refused_before_anything_is_sent_or_counted()
+    {
+        await using var redis = await RedisProcess.StartAsync();
+        var delivery = new RecordingDelivery();
+        await using var node = await NodeAsync(redis, delivery, new BackplaneOptions { MaxPendingPublishes = 1 });
+        var member = delivery.AddSession();
+
+        // A lone surrogate would travel as U+FFFD (another group on other nodes); over 65,535 bytes does not fit.
+        Assert.Throws<ArgumentException>(() => node.JoinGroup("x\uD800", member));
+        for (var i = 0; i < 3; i++)
+        {
+            Assert.Throws<ArgumentException>(() => { _ = node.SendToGroupAsync("x\uD800", Text("no")); });
+            Assert.Throws<ArgumentException>(() => { _ = node.SendToGroupAsync(new string('g', 70_000), Text("no")); });
+        }
+
+        // No in-flight slot was leaked by the refusals: with one slot, a good send still goes out.
+        node.JoinGroup("room", member);
+        Assert.True(await node.SendToGroupAsync("room", Text("ok")).WaitAsync(s_wait));
+        Assert.Equal(0, node.Dropped);
+    }
+
+    [RedisFact]
     public async Task Group_session_and_all_sends_cross_three_nodes_once_per_send()
     {
         await using var redis = await RedisProcess.StartAsync();
