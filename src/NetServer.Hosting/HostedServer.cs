@@ -1,36 +1,77 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
+using NetServer.Diagnostics;
 
 namespace NetServer.Hosting;
 
 /// <summary>
-/// One registered server as the hosted service drives it. Servers share the generic
-/// <see cref="StreamServer{TSession}"/> base and no non-generic one, so the registration captures
-/// the few members the host needs as delegates instead of the core gaining an interface for it.
+/// One registered server as the hosted service drives it: a stream server (TCP, TLS, Unix sockets,
+/// HTTP, WebSocket), a byte-message or protobuf server, or a UDP server. They share no base the host
+/// could use, so each kind is adapted here once, as delegates, instead of the core gaining an
+/// interface for the host.
 /// </summary>
 internal sealed class HostedServer
 {
     private readonly Func<bool> _start;
     private readonly Func<bool> _disconnectAll;
     private readonly Func<Task<bool>> _stop;
+    private readonly Action<NetServerOptions, Func<NetServerEventListener>?> _configure;
 
-    private HostedServer(string name, object server, Func<bool> start, Func<bool> disconnectAll, Func<Task<bool>> stop)
+    private HostedServer(string name, object server, Func<bool> start, Func<bool> disconnectAll, Func<Task<bool>> stop, Action<NetServerOptions, Func<NetServerEventListener>?> configure)
     {
         Name = name;
         Server = server;
         _start = start;
         _disconnectAll = disconnectAll;
         _stop = stop;
+        _configure = configure;
     }
 
     public string Name { get; }
 
     public object Server { get; }
 
+    /// <summary>True when <paramref name="type"/> is a server kind the host can run without naming its session type.</summary>
+    public static bool CanHost(Type type) =>
+        typeof(StreamServer<TcpSession>).IsAssignableFrom(type) || typeof(StreamServer<SslSession>).IsAssignableFrom(type) ||
+        typeof(StreamServer<UdsSession>).IsAssignableFrom(type) || typeof(MessageServer).IsAssignableFrom(type) ||
+        typeof(UdpServer).IsAssignableFrom(type);
+
     public static HostedServer For<TSession>(string name, StreamServer<TSession> server)
         where TSession : StreamSession =>
-        new(name, server, server.Start, server.DisconnectAll, server.StopAsync);
+        new(name, server, server.Start, server.DisconnectAll, server.StopAsync, (options, listener) =>
+        {
+            server.OptionMaxSessions = options.MaxSessions;
+            if (options.AcceptorBacklog > 0)
+                server.OptionAcceptorBacklog = options.AcceptorBacklog;
+            server.EventListener ??= listener?.Invoke();
+        });
+
+    /// <summary>The adapter of a server of a kind <see cref="CanHost"/> accepts.</summary>
+    public static HostedServer For(string name, object server) => server switch
+    {
+        StreamServer<TcpSession> tcp => For(name, tcp),
+        StreamServer<SslSession> ssl => For(name, ssl),
+        StreamServer<UdsSession> uds => For(name, uds),
+        MessageServer messages => new(name, messages, messages.Start, messages.DisconnectAll, messages.StopAsync, (options, listener) =>
+        {
+            messages.OptionMaxSessions = options.MaxSessions;
+            if (options.AcceptorBacklog > 0)
+                messages.OptionAcceptorBacklog = options.AcceptorBacklog;
+            messages.EventListener ??= listener?.Invoke();
+        }),
+        UdpServer udp => new(name, udp, udp.Start, static () => true, () => Task.Run(udp.Stop), (options, listener) =>
+        {
+            if (options.MaxSessions != 0 || options.AcceptorBacklog != 0)
+                throw new InvalidOperationException($"NetServer '{name}' is a UDP server: {NetServerHostingExtensions.SectionOf(name)}:MaxSessions and :AcceptorBacklog do not apply to it; remove them.");
+            udp.EventListener ??= listener?.Invoke();
+        }),
+        _ => throw new ArgumentException($"NetServer '{name}': {server.GetType()} is not a server the host can run.", nameof(server)),
+    };
+
+    /// <summary>Applies the bound options' limits and, when the server has none yet, the listener <paramref name="listener"/> makes.</summary>
+    public void Configure(NetServerOptions options, Func<NetServerEventListener>? listener) => _configure(options, listener);
 
     public void Start()
     {

@@ -20,7 +20,9 @@ public static class NetServerHostingExtensions
     /// <c>NetServer:{name}</c> and validated when the host starts; <paramref name="factory"/> builds it from them
     /// (the options' limits and a <see cref="NetServerLogger"/> are applied afterwards); the host starts it and
     /// stops it. The server is a singleton, resolvable as <typeparamref name="TServer"/> (the last one registered
-    /// of that type) and as a keyed service under <paramref name="name"/>.
+    /// of that type) and as a keyed service under <paramref name="name"/>. Use this overload for a stream server
+    /// whose session type is your own; <see cref="AddNetServer{TServer}"/> takes every server of the library's
+    /// session types, byte-message servers and UDP servers.
     /// </summary>
     /// <typeparam name="TServer">The server type.</typeparam>
     /// <typeparam name="TSession">The session type the server creates.</typeparam>
@@ -30,7 +32,36 @@ public static class NetServerHostingExtensions
     /// <returns><paramref name="services"/>.</returns>
     public static IServiceCollection AddNetServer<TServer, TSession>(this IServiceCollection services, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
         where TServer : StreamServer<TSession>
-        where TSession : StreamSession
+        where TSession : StreamSession =>
+        services.Register(name, factory, server => HostedServer.For(name, server));
+
+    /// <summary>
+    /// Registers a server named <paramref name="name"/> (see <see cref="AddNetServer{TServer, TSession}"/>): a TCP, TLS,
+    /// Unix-socket, HTTP(S) or WebSocket server (any server of <see cref="TcpSession"/>, <see cref="SslSession"/> or
+    /// <see cref="UdsSession"/>), a <see cref="MessageServer"/> (protobuf servers included) or a <see cref="UdpServer"/>
+    /// (which takes no <c>MaxSessions</c> or <c>AcceptorBacklog</c>: setting them fails the start).
+    /// </summary>
+    /// <typeparam name="TServer">The server type.</typeparam>
+    /// <param name="services">The host's services.</param>
+    /// <param name="name">The server's name: its configuration section, logger category and service key.</param>
+    /// <param name="factory">Creates the server from the services and its bound options.</param>
+    /// <returns><paramref name="services"/>.</returns>
+    /// <exception cref="ArgumentException"><typeparamref name="TServer"/> is none of these kinds.</exception>
+    public static IServiceCollection AddNetServer<TServer>(this IServiceCollection services, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
+        where TServer : class
+    {
+        if (!HostedServer.CanHost(typeof(TServer)))
+        {
+            throw new ArgumentException(
+                $"{typeof(TServer)} is not a server the host can run: expected a server of TcpSession, SslSession or UdsSession, a MessageServer or a UdpServer " +
+                "(for a server of your own session type, use AddNetServer<TServer, TSession>).", nameof(TServer));
+        }
+
+        return services.Register(name, factory, server => HostedServer.For(name, server));
+    }
+
+    private static IServiceCollection Register<TServer>(this IServiceCollection services, string name, Func<IServiceProvider, NetServerOptions, TServer> factory, Func<TServer, HostedServer> adapt)
+        where TServer : class
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentException.ThrowIfNullOrEmpty(name);
@@ -38,38 +69,23 @@ public static class NetServerHostingExtensions
 
         services.AddOptions<NetServerOptions>(name).BindConfiguration(SectionOf(name)).ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<NetServerOptions>, NetServerOptionsValidator>());
-        services.AddKeyedSingleton(name, (provider, _) => Create<TServer, TSession>(provider, name, factory));
+        services.AddKeyedSingleton(name, (provider, _) => Create(provider, name, factory, adapt));
+        services.AddKeyedSingleton(name, (provider, _) => (TServer)provider.GetRequiredKeyedService<HostedServer>(name).Server);
         services.AddSingleton(provider => provider.GetRequiredKeyedService<TServer>(name));
-        services.AddSingleton(provider => HostedServer.For(name, provider.GetRequiredKeyedService<TServer>(name)));
+        services.AddSingleton(provider => provider.GetRequiredKeyedService<HostedServer>(name));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, NetServerHostedService>());
         return services;
     }
 
-    /// <summary>
-    /// Registers a TCP, HTTP or WebSocket server (any server of <see cref="TcpSession"/>s) named <paramref name="name"/>;
-    /// see <see cref="AddNetServer{TServer, TSession}(IServiceCollection, string, Func{IServiceProvider, NetServerOptions, TServer})"/>.
-    /// </summary>
-    /// <typeparam name="TServer">The server type.</typeparam>
-    /// <param name="services">The host's services.</param>
-    /// <param name="name">The server's name: its configuration section, logger category and service key.</param>
-    /// <param name="factory">Creates the server from the services and its bound options.</param>
-    /// <returns><paramref name="services"/>.</returns>
-    public static IServiceCollection AddNetServer<TServer>(this IServiceCollection services, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
-        where TServer : StreamServer<TcpSession> =>
-        services.AddNetServer<TServer, TcpSession>(name, factory);
-
-    private static TServer Create<TServer, TSession>(IServiceProvider provider, string name, Func<IServiceProvider, NetServerOptions, TServer> factory)
-        where TServer : StreamServer<TSession>
-        where TSession : StreamSession
+    private static HostedServer Create<TServer>(IServiceProvider provider, string name, Func<IServiceProvider, NetServerOptions, TServer> factory, Func<TServer, HostedServer> adapt)
+        where TServer : class
     {
         var options = provider.GetRequiredService<IOptionsMonitor<NetServerOptions>>().Get(name);
-        var server = factory(provider, options);
-        server.OptionMaxSessions = options.MaxSessions;
-        if (options.AcceptorBacklog > 0)
-            server.OptionAcceptorBacklog = options.AcceptorBacklog;
+        var server = factory(provider, options) ?? throw new InvalidOperationException($"The factory of NetServer '{name}' returned null.");
         // Without logging registered the server keeps no listener: its events cost one null check.
-        if (server.EventListener is null && provider.GetService<ILoggerFactory>() is { } loggers)
-            server.EventListener = new NetServerLogger(loggers.CreateLogger($"{SectionName}.{name}"), name);
-        return server;
+        var loggers = provider.GetService<ILoggerFactory>();
+        var hosted = adapt(server);
+        hosted.Configure(options, loggers is null ? null : () => new NetServerLogger(loggers.CreateLogger($"{SectionName}.{name}"), name));
+        return hosted;
     }
 }

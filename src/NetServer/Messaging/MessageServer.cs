@@ -94,6 +94,16 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         set => _host.OptionAcceptorBacklog = value;
     }
 
+    /// <summary>
+    /// Receives the operational events of this server and its sessions (see <see cref="Diagnostics.NetServerEventListener"/>);
+    /// null, the default, for none. Set it before <see cref="Start"/>.
+    /// </summary>
+    public Diagnostics.NetServerEventListener? EventListener
+    {
+        get => _host.EventListener;
+        set => _host.EventListener = value;
+    }
+
     /// <summary>Disable Nagle's delay (TCP_NODELAY) on accepted TCP and TLS connections (no effect on Unix sockets).</summary>
     public bool OptionNoDelay
     {
@@ -119,6 +129,10 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
 
     /// <summary>Stops listening and disconnects every session; false if not started.</summary>
     public virtual bool Stop() => _host.Stop();
+
+    /// <summary>Stops like <see cref="Stop"/> without blocking: completes after every session's OnDisconnected and OnStopped.</summary>
+    /// <returns>True if stopped; false if not started.</returns>
+    public Task<bool> StopAsync() => _host.StopAsync();
 
     /// <summary>Stops, then starts again.</summary>
     public virtual bool Restart() => _host.Restart();

@@ -29,6 +29,10 @@ internal interface IProtocolHost : IDisposable
 
     bool Stop();
 
+    Task<bool> StopAsync();
+
+    Diagnostics.NetServerEventListener? EventListener { get; set; }
+
     bool Restart();
 
     bool DisconnectAll();
