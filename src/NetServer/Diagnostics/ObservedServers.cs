@@ -17,6 +17,9 @@ internal interface IObservedServer
 
     /// <summary>Whole messages of <paramref name="kind"/> (<see cref="MessageMetrics"/>) its sessions received; 0 for UDP servers.</summary>
     long MessagesReceived(int kind);
+
+    /// <summary>Whole messages of <paramref name="kind"/> its sessions sent (multicasts included, one per session reached); 0 for UDP servers.</summary>
+    long MessagesSent(int kind);
 }
 
 /// <summary>
@@ -39,11 +42,15 @@ internal static class ObservedServers
         "netserver.udp.dropped", ObserveDropped, "{datagram}", "Datagrams a started secure UDP server dropped (failed authentication, replays, unknown sessions).");
 
     private static readonly ObservableCounter<long> s_messages = NetServerTelemetry.Meter.CreateObservableCounter(
-        "netserver.messages.received", ObserveMessages, "{message}", "Whole messages (WebSocket data messages, length-prefixed byte messages) the sessions of started servers received.");
+        "netserver.messages.received", () => ObserveMessages(sent: false), "{message}", "Whole messages (WebSocket data messages, length-prefixed byte messages) the sessions of started servers received.");
+
+    private static readonly ObservableCounter<long> s_messagesSent = NetServerTelemetry.Meter.CreateObservableCounter(
+        "netserver.messages.sent", () => ObserveMessages(sent: true), "{message}", "Whole messages (WebSocket data messages, length-prefixed byte messages) the sessions of started servers sent, a multicast once per session it reached.");
 
     public static void Add(IObservedServer server)
     {
         _ = s_messages;
+        _ = s_messagesSent;
         // Touch the instruments so they exist (static initialisation) before anyone lists the meter.
         _ = s_io;
         _ = s_datagrams;
@@ -93,7 +100,7 @@ internal static class ObservedServers
         return measurements;
     }
 
-    private static IEnumerable<Measurement<long>> ObserveMessages()
+    private static List<Measurement<long>> ObserveMessages(bool sent)
     {
         var measurements = new List<Measurement<long>>();
         foreach (var server in Snapshot())
@@ -102,7 +109,7 @@ internal static class ObservedServers
                 continue;
             for (var kind = 0; kind < MessageMetrics.Kinds; kind++)
             {
-                var count = server.MessagesReceived(kind);
+                var count = sent ? server.MessagesSent(kind) : server.MessagesReceived(kind);
                 if (count != 0)
                     measurements.Add(new Measurement<long>(count, tags.With("netserver.protocol", MessageMetrics.Name(kind))));
             }

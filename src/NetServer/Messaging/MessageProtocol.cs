@@ -25,6 +25,8 @@ public class MessageProtocol : StreamProtocol
 {
     internal override string DiagnosticName => "Messages";
 
+    internal override int MessageKind => Diagnostics.MessageMetrics.Messages;
+
     /// <summary>Default for <see cref="MaxMessageSize"/>: 16 MiB.</summary>
     public const int DefaultMaxMessageSize = 16 * 1024 * 1024;
 
@@ -47,6 +49,7 @@ public class MessageProtocol : StreamProtocol
     private int _maxMessageSize = DefaultMaxMessageSize;
     private byte[]? _batch;
     private int _batched;
+    private int _batchedMessages; // in the batch, counted when it is handed to the connection
     private volatile bool _batchWaiting; // a batch waits for room: no batching until it is in the queue (one parked batch at most)
 
     /// <summary>Batch memory is held (between deliveries it never is), for tests.</summary>
@@ -212,6 +215,7 @@ public class MessageProtocol : StreamProtocol
             Span<byte> frame = stackalloc byte[HeaderSize + message.Length];
             BinaryPrimitives.WriteInt32LittleEndian(frame, message.Length);
             message.CopyTo(frame.Slice(HeaderSize));
+            connection.CountMessagesSent(Diagnostics.MessageMetrics.Messages, 1);
             return connection.SendAsync(frame);
         }
 
@@ -245,6 +249,7 @@ public class MessageProtocol : StreamProtocol
         BinaryPrimitives.WriteInt32LittleEndian(batch.AsSpan(_batched), message.Length);
         message.CopyTo(batch.AsSpan(_batched + HeaderSize));
         _batched += frame;
+        _batchedMessages++;
         return true;
     }
 
@@ -259,6 +264,8 @@ public class MessageProtocol : StreamProtocol
         if (length == 0)
             return true;
         _batched = 0;
+        connection.CountMessagesSent(Diagnostics.MessageMetrics.Messages, _batchedMessages);
+        _batchedMessages = 0;
         var batch = _batch!;
         if (connection.CurrentConnection is not { } engine)
             return false;

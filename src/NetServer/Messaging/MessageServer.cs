@@ -153,6 +153,7 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
     public virtual bool Multicast(ReadOnlySpan<byte> message)
     {
         MessageProtocol.FlushDelivering(); // answers sent before it from this OnMessage go first
+        using var counted = Diagnostics.MulticastKind.Of(Diagnostics.MessageMetrics.Messages);
         if (message.Length <= 1024)
         {
             Span<byte> frame = stackalloc byte[MessageProtocol.HeaderSize + message.Length];
@@ -184,7 +185,10 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         try
         {
             Frame(message.Span, frame);
-            return await _host.MulticastAsync(new ReadOnlyMemory<byte>(frame, 0, length), cancellationToken).ConfigureAwait(false);
+            ValueTask<bool> sending;
+            using (Diagnostics.MulticastKind.Of(Diagnostics.MessageMetrics.Messages))
+                sending = _host.MulticastAsync(new ReadOnlyMemory<byte>(frame, 0, length), cancellationToken);
+            return await sending.ConfigureAwait(false);
         }
         finally
         {

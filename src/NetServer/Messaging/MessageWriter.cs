@@ -179,6 +179,7 @@ public sealed class MessageWriter : IBufferWriter<byte>, IDisposable
         Span<byte> prefix = stackalloc byte[MessageProtocol.HeaderSize];
         BinaryPrimitives.WriteInt32LittleEndian(prefix, (int)_written);
         _send.WriteAt(0, prefix);
+        _send.Owner?.CountMessagesSent(Diagnostics.MessageMetrics.Messages, 1);
         return _send;
     }
 

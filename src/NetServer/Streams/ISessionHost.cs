@@ -18,6 +18,9 @@ internal interface ISessionHost
     /// <summary>Whole messages of <paramref name="kind"/> (<see cref="Diagnostics.MessageMetrics"/>) a session's protocol delivered.</summary>
     void CountMessagesReceived(int kind, long count);
 
+    /// <summary>Whole messages of <paramref name="kind"/> a session's protocol sent (reported by the session at its flushes).</summary>
+    void CountMessagesSent(int kind, long count);
+
     void CountPending(long delta);
 
     void SessionConnecting(StreamSession session);

@@ -49,6 +49,9 @@ public sealed class SendWriter : IBufferWriter<byte>, IDisposable
 
     internal int ChunkCount => _chunkCount;
 
+    /// <summary>The connection it builds a send for (null when not rented).</summary>
+    internal StreamConnection? Owner => _owner;
+
     internal static SendWriter Rent(StreamConnection owner, Connection? connection, BufferPool pool, int chunkSize)
     {
         var writer = t_cached ?? new SendWriter();

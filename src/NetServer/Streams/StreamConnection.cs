@@ -398,6 +398,14 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
     }
 
+    /// <summary>
+    /// Whole messages of <paramref name="kind"/> its protocol is about to hand to the send queue (a session
+    /// passes them to its server's totals at its next flush; a client keeps none).
+    /// </summary>
+    internal virtual void CountMessagesSent(int kind, long count)
+    {
+    }
+
     internal virtual void CountPending(long delta)
     {
     }

@@ -8,6 +8,8 @@ public abstract partial class StreamServer<TSession> : IObservedServer
     private EndpointTags? _metricTags;
     private PaddedCounter _wsMessagesReceived;
     private PaddedCounter _messagesReceived;
+    private PaddedCounter _wsMessagesSent;
+    private PaddedCounter _messagesSent;
 
     /// <summary>The endpoint tags of its metrics and of its sessions' metrics (worked out at start).</summary>
     EndpointTags? ISessionHost.MetricTags => _metricTags;
@@ -22,12 +24,16 @@ public abstract partial class StreamServer<TSession> : IObservedServer
 
     long IObservedServer.MessagesReceived(int kind) => kind == MessageMetrics.WebSocket ? _wsMessagesReceived.Read() : _messagesReceived.Read();
 
+    long IObservedServer.MessagesSent(int kind) => kind == MessageMetrics.WebSocket ? _wsMessagesSent.Read() : _messagesSent.Read();
+
     /// <summary>Started and bound: tags from the bound endpoint, observed from now, Listening.</summary>
     private void DiagnoseStarted()
     {
         _metricTags = EndpointTags.For(Endpoint, datagrams: false);
         _wsMessagesReceived.Reset();
         _messagesReceived.Reset();
+        _wsMessagesSent.Reset();
+        _messagesSent.Reset();
         ObservedServers.Add(this);
         ListenerEvents.Listening(EventListener, this, Endpoint);
     }

@@ -45,6 +45,14 @@ public abstract partial class StreamServer<TSession>
             _messagesReceived.Add(count);
     }
 
+    void ISessionHost.CountMessagesSent(int kind, long count)
+    {
+        if (kind == MessageMetrics.WebSocket)
+            _wsMessagesSent.Add(count);
+        else
+            _messagesSent.Add(count);
+    }
+
     void ISessionHost.CountPending(long delta) => _bytesPending.Add(delta);
 
     void ISessionHost.SessionConnecting(StreamSession session) => OnConnecting((TSession)session);

@@ -49,6 +49,7 @@ public abstract partial class StreamServer<TSession>
             return false;
         if (buffer.IsEmpty)
             return true;
+        var kind = Diagnostics.MulticastKind.Current; // read before any await: it is the calling thread's
 
         SharedBuffer? shared = null;
         try
@@ -69,11 +70,11 @@ public abstract partial class StreamServer<TSession>
                 if (connection is null)
                     continue;
                 shared ??= SharedBuffer.Create(BufferPool, buffer);
-                if (connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full
-                    && connection.Abort(DisconnectReason.SendBufferFull))
-                {
+                var status = connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _);
+                if (status == SendStatus.Accepted && kind >= 0)
+                    session.CountMessagesSent(kind, 1);
+                else if (status == SendStatus.Full && connection.Abort(DisconnectReason.SendBufferFull))
                     Diagnostics.ListenerEvents.MulticastDisconnect(session, connection, connection.BytesPending);
-                }
             }
         }
         finally
@@ -126,6 +127,7 @@ public abstract partial class StreamServer<TSession>
             return false;
         if (buffer.IsEmpty)
             return true;
+        var kind = Diagnostics.MulticastKind.Current; // read before any await: it is the calling thread's
 
         SharedBuffer? shared = null;
         try
@@ -146,8 +148,11 @@ public abstract partial class StreamServer<TSession>
                 if (connection is null)
                     continue;
                 shared ??= SharedBuffer.Create(BufferPool, buffer.Span);
-                if (connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _) == SendStatus.Full)
-                    await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false);
+                var status = connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _);
+                if (status == SendStatus.Full && await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false))
+                    status = SendStatus.Accepted;
+                if (status == SendStatus.Accepted && kind >= 0)
+                    session.CountMessagesSent(kind, 1);
             }
         }
         finally

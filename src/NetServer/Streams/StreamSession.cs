@@ -21,6 +21,8 @@ public abstract class StreamSession : StreamConnection
     private static readonly ConcurrentDictionary<Type, MulticastRoute> s_multicastRoutes = new();
 
     private MulticastRoute _multicastRoute;
+    private long _messagesSentUnreported; // see CountMessagesSent
+    private int _messagesSentKind;
 
     /// <summary>
     /// How a multicast reaches this session: through its type's override of a compatible
@@ -87,6 +89,24 @@ public abstract class StreamSession : StreamConnection
     {
         base.CountSent(bytes);
         Host.CountSent(bytes);
+        ReportMessagesSent();
+    }
+
+    /// <summary>
+    /// Counted on the session (an uncontended add) and moved to the server's totals at the next
+    /// flush: a message is counted before its bytes go, so the flush that sends them reports it, and
+    /// a busy server does not contend on one shared counter per message.
+    /// </summary>
+    internal override void CountMessagesSent(int kind, long count)
+    {
+        _messagesSentKind = kind;
+        Interlocked.Add(ref _messagesSentUnreported, count);
+    }
+
+    private void ReportMessagesSent()
+    {
+        if (Volatile.Read(ref _messagesSentUnreported) != 0)
+            Host.CountMessagesSent(_messagesSentKind, Interlocked.Exchange(ref _messagesSentUnreported, 0));
     }
 
     internal override void CountReceived(long bytes)
@@ -111,7 +131,11 @@ public abstract class StreamSession : StreamConnection
         Host.SessionDisconnecting(this);
     }
 
-    private protected override void NotifyDisconnected(Connection connection) => Host.SessionDisconnected(this);
+    private protected override void NotifyDisconnected(Connection connection)
+    {
+        ReportMessagesSent(); // what was counted and not flushed by a later send
+        Host.SessionDisconnected(this);
+    }
 
     /// <summary>Raises the session's connect hooks (session first, then server); the server calls this.</summary>
     internal void RaiseConnecting()

@@ -19,6 +19,8 @@ public partial class UdpServer : IObservedServer
 
     long IObservedServer.MessagesReceived(int kind) => 0;
 
+    long IObservedServer.MessagesSent(int kind) => 0;
+
     private void DiagnoseStarted()
     {
         _metricTags = EndpointTags.For(Endpoint, datagrams: true);

@@ -31,6 +31,7 @@ internal sealed partial class WebSocketProtocol
             return false;
         if (WsOpcodes.IsControl(opcode) && payload.Length > MaxControlPayload)
             ThrowHelper.ThrowArgumentOutOfRange(nameof(payload), "A ping or pong carries at most 125 bytes.");
+        CountMessage(connection, opcode);
         if (ShouldCompress(opcode, payload.Length))
             return SendCompressed(connection, opcode, payload);
         if (payload.Length <= StackFrameLimit - WsFrameHeader.MaxHeaderLength)
@@ -85,6 +86,7 @@ internal sealed partial class WebSocketProtocol
             }
         }
 
+        CountMessage(connection, opcode); // the paths above count in Send(opcode, payload)
         if (length <= StackFrameLimit - WsFrameHeader.MaxHeaderLength)
         {
             Span<byte> frame = stackalloc byte[WsFrameHeader.MaxHeaderLength + length];
@@ -121,6 +123,8 @@ internal sealed partial class WebSocketProtocol
         var opcode = type == WebSocketMessageType.Text ? WsOpcode.Text : WsOpcode.Binary;
         if (!CanSend(opcode, out var connection))
             return new ValueTask<bool>(false);
+        if (endOfMessage)
+            connection.CountMessagesSent(Diagnostics.MessageMetrics.WebSocket, 1);
 
         if (!_sendingFragmented && endOfMessage && ShouldCompress(opcode, payload.Length))
             return SendCompressedAsync(connection, opcode, payload.Span, cancellationToken);
@@ -177,6 +181,13 @@ internal sealed partial class WebSocketProtocol
     }
 
     /// <summary>Frames may be sent: upgraded, connected, and (for data, pings and pongs) no close sent yet.</summary>
+    /// <summary>A whole data message is about to be queued: counted for <c>netserver.messages.sent</c> (control frames are not messages).</summary>
+    private static void CountMessage(StreamConnection connection, WsOpcode opcode)
+    {
+        if (opcode is WsOpcode.Text or WsOpcode.Binary)
+            connection.CountMessagesSent(Diagnostics.MessageMetrics.WebSocket, 1);
+    }
+
     private bool CanSend(WsOpcode opcode, out StreamConnection connection)
     {
         connection = Connection!;

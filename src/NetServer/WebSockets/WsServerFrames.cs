@@ -20,7 +20,8 @@ internal static class WsServerFrames
         try
         {
             var length = WebSocketProtocol.WriteServerFrame(frame, opcode, payload);
-            return server.Multicast(new ReadOnlySpan<byte>(frame, 0, length)); // one shared copy for every session
+            using (Diagnostics.MulticastKind.Of(WsOpcodes.IsControl(opcode) ? -1 : Diagnostics.MessageMetrics.WebSocket))
+                return server.Multicast(new ReadOnlySpan<byte>(frame, 0, length)); // one shared copy for every session
         }
         finally
         {
@@ -40,7 +41,8 @@ internal static class WsServerFrames
         {
             var header = WsFrameHeader.Write(frame, opcode, fin: true, rsv1: false, length, masked: false, maskKey: 0);
             TextEncoding.Encode(text, frame.AsSpan(header));
-            return server.Multicast(new ReadOnlySpan<byte>(frame, 0, header + length));
+            using (Diagnostics.MulticastKind.Of(WsOpcodes.IsControl(opcode) ? -1 : Diagnostics.MessageMetrics.WebSocket))
+                return server.Multicast(new ReadOnlySpan<byte>(frame, 0, header + length));
         }
         finally
         {

@@ -8,7 +8,7 @@ using Xunit;
 
 namespace NetServer.Tests.Diagnostics;
 
-/// <summary>netserver.messages.received: the whole messages (not frames or reads) a WebSocket or byte-message server's sessions received.</summary>
+/// <summary>netserver.messages.received and .sent: the whole messages (not frames, reads or writes) a WebSocket or byte-message server's sessions received and sent.</summary>
 public sealed class MessageMetricsTests
 {
     [Fact]
@@ -29,8 +29,12 @@ public sealed class MessageMetricsTests
             WsWire.Frame(WsWire.Ping, []));
         await client.ExpectMessageAsync(WsWire.Binary, payload);
 
-        var counted = await CountedAsync(metrics, host.Port, 2);
+        var counted = await CountedAsync(metrics, "netserver.messages.received", host.Port, 2);
         Assert.Equal("websocket", counted.Tags["netserver.protocol"]);
+
+        // Two echoes sent; the pong that answered the ping is a control frame, not a message.
+        var sent = await CountedAsync(metrics, "netserver.messages.sent", host.Port, 2);
+        Assert.Equal("websocket", sent.Tags["netserver.protocol"]);
     }
 
     [Fact]
@@ -49,29 +53,42 @@ public sealed class MessageMetricsTests
             }
 
         // The server's sessions received 5 (the client's 5 echoes are not a server's).
-        var counted = await CountedAsync(metrics, ((IPEndPoint)server.Endpoint).Port, 5);
+        var port = ((IPEndPoint)server.Endpoint).Port;
+        var counted = await CountedAsync(metrics, "netserver.messages.received", port, 5);
         Assert.Equal("messages", counted.Tags["netserver.protocol"]);
+
+        // Sent: the 5 echoes (answered from OnMessage, so batched), one send from outside a hook, and a multicast to the one session.
+        var session = Assert.Single(server.Sessions);
+        Assert.True(session.SendAsync(Framing.Pattern(9, 2000)));
+        Assert.True(server.Multicast(Framing.Pattern(10, 10)));
+        for (var i = 0; i < 2; i++)
+            using (await client.ReceiveAsync().AsTask().WaitAsync(Wait.Default))
+            {
+            }
+
+        var sent = await CountedAsync(metrics, "netserver.messages.sent", port, 7);
+        Assert.Equal("messages", sent.Tags["netserver.protocol"]);
     }
 
     /// <summary>
-    /// The one observed total of the server on <paramref name="port"/>, once it reached
+    /// The one observed total of <paramref name="instrument"/> for the server on <paramref name="port"/>, once it reached
     /// <paramref name="expected"/>: a read's messages are added after its hooks ran, so after the
     /// echoes of the last ones may already be back; it must then stay there.
     /// </summary>
-    private static async Task<MetricRecorder.Recorded> CountedAsync(MetricRecorder metrics, int port, double expected)
+    private static async Task<MetricRecorder.Recorded> CountedAsync(MetricRecorder metrics, string instrument, int port, double expected)
     {
         MetricRecorder.Recorded? last = null;
         await Wait.UntilAsync(() =>
         {
             metrics.Measurements.Clear();
             metrics.Collect();
-            last = Assert.Single(metrics.For("netserver.messages.received", port));
+            last = Assert.Single(metrics.For(instrument, port));
             return last.Value >= expected;
         }, () => $"{expected} messages counted, saw {last?.Value}");
         await Task.Delay(100);
         metrics.Measurements.Clear();
         metrics.Collect();
-        var counted = Assert.Single(metrics.For("netserver.messages.received", port));
+        var counted = Assert.Single(metrics.For(instrument, port));
         Assert.Equal(expected, counted.Value);
         return counted;
     }
