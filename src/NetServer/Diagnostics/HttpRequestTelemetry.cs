@@ -146,7 +146,7 @@ internal struct HttpRequestTelemetry
     }
 
 #pragma warning disable CA1859 // an int boxed once per status code, on purpose
-    private static object Boxed(int status) =>
+    internal static object Boxed(int status) =>
         status > 0 && status < s_statusCodes.Length ? s_statusCodes[status] ??= status : status;
 #pragma warning restore CA1859
 }

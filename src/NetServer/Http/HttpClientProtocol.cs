@@ -72,7 +72,7 @@ internal sealed class HttpClientProtocol : StreamProtocol
     public int Outstanding => Volatile.Read(ref _outstanding);
 
     /// <summary>Sends <paramref name="request"/> (its <see cref="HttpMessage.Cache"/>); false when not connected, refused, or too many requests wait.</summary>
-    public long SendRequest(HttpRequest request, bool blocking)
+    public long SendRequest(HttpRequest request, bool blocking, string? traceParent = null)
     {
         if (request is null)
             ThrowHelper.ThrowArgumentNull(nameof(request));
@@ -92,19 +92,33 @@ internal sealed class HttpClientProtocol : StreamProtocol
         _chunkedRequest = store.IsChunked && store.HeadLength == request.Cache.Size;
         var cache = request.Cache;
         var bytes = new ReadOnlySpan<byte>(cache.Data, 0, (int)cache.Size);
-        if (!store.TryGetHeader("Host"u8, out _) && bytes.IndexOf("\r\n"u8) is var lineEnd and >= 0)
+        var addHost = !store.TryGetHeader("Host"u8, out _);
+        if ((addHost || traceParent is not null) && bytes.IndexOf("\r\n"u8) is var lineEnd and >= 0)
         {
             // HTTP/1.1 requires Host (RFC 9112 3.2) and NetCoreServer's request builders never add
             // one: it goes in after the request line, naming the endpoint the client connects to.
-            using var writer = connection.StartSend(bytes.Length + 64);
+            // So does the trace context of the request's activity (W3C Trace Context), when traced.
+            using var writer = connection.StartSend(bytes.Length + 160);
             writer.Write(bytes.Slice(0, lineEnd + 2));
-            writer.Write(HostField(connection));
+            if (addHost)
+                writer.Write(HostField(connection));
+            if (traceParent is not null)
+                WriteField(writer, "traceparent: "u8, traceParent);
             writer.Write(bytes.Slice(lineEnd + 2));
             var length = writer.WrittenCount;
             return writer.Commit() ? length : 0; // queued also for a blocking send: the engine bounds the queue
         }
 
         return blocking ? connection.Send(bytes) : (connection.SendAsync(bytes) ? bytes.Length : 0);
+    }
+
+    private static void WriteField(SendWriter writer, ReadOnlySpan<byte> name, string value)
+    {
+        writer.Write(name);
+        var span = writer.GetSpan(value.Length * 3 + 2);
+        var length = TextEncoding.Encode(value.AsSpan(), span);
+        "\r\n"u8.CopyTo(span.Slice(length));
+        writer.Advance(length + 2);
     }
 
     private byte[] HostField(StreamConnection connection)

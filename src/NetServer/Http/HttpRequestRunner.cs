@@ -13,13 +13,15 @@ internal sealed class HttpRequestRunner : IDisposable
 
     private readonly StreamClient _client;
     private readonly HttpClientProtocol _http;
+    private readonly Diagnostics.HttpClientTelemetry _telemetry;
     private readonly SemaphoreSlim _turn = new(1, 1);
     private TaskCompletionSource<HttpResponse>? _pending;
 
-    public HttpRequestRunner(StreamClient client, HttpClientProtocol http)
+    public HttpRequestRunner(StreamClient client, HttpClientProtocol http, string scheme = "http")
     {
         _client = client;
         _http = http;
+        _telemetry = new Diagnostics.HttpClientTelemetry(client.Endpoint, scheme);
     }
 
     /// <summary>The default time a request may take, connect included.</summary>
@@ -29,6 +31,22 @@ internal sealed class HttpRequestRunner : IDisposable
     {
         if (request is null)
             ThrowHelper.ThrowArgumentNull(nameof(request));
+        var recording = _telemetry.Start(request, out var traceParent);
+        try
+        {
+            var response = await SendCoreAsync(request, traceParent, timeout, cancellationToken).ConfigureAwait(false);
+            _telemetry.End(ref recording, response.Status, null);
+            return response;
+        }
+        catch (Exception exception)
+        {
+            _telemetry.End(ref recording, 0, exception);
+            throw;
+        }
+    }
+
+    private async Task<HttpResponse> SendCoreAsync(HttpRequest request, string? traceParent, TimeSpan? timeout, CancellationToken cancellationToken)
+    {
         var limit = timeout ?? DefaultTimeout;
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         if (limit != Timeout.InfiniteTimeSpan)
@@ -51,7 +69,7 @@ internal sealed class HttpRequestRunner : IDisposable
 
             var pending = new TaskCompletionSource<HttpResponse>(TaskCreationOptions.RunContinuationsAsynchronously);
             Volatile.Write(ref _pending, pending);
-            if (_http.SendRequest(request, blocking: false) == 0)
+            if (_http.SendRequest(request, blocking: false, traceParent) == 0)
                 throw new System.IO.IOException("The request could not be sent: the connection is closed.");
 
             using (deadline.Token.Register(static state => ((TaskCompletionSource<HttpResponse>)state!).TrySetCanceled(), pending))

@@ -12,17 +12,17 @@ public partial class HttpsClientEx : HttpsClient
 {
         /// <summary>A client of <paramref name="address"/>:<paramref name="port"/>.</summary>
     public HttpsClientEx(SslContext context, IPAddress address, int port)
-        : base(context, address, port) => Runner = new HttpRequestRunner(this, Http);
+        : base(context, address, port) => Runner = new HttpRequestRunner(this, Http, "https");
 
     /// <summary>A client of an IP address or host name given as text.</summary>
     public HttpsClientEx(SslContext context, string address, int port)
-        : base(context, address, port) => Runner = new HttpRequestRunner(this, Http);
+        : base(context, address, port) => Runner = new HttpRequestRunner(this, Http, "https");
 
     /// <summary>A client of the host <paramref name="endpoint"/> names.</summary>
     public HttpsClientEx(SslContext context, DnsEndPoint endpoint)
-        : base(context, endpoint) => Runner = new HttpRequestRunner(this, Http);
+        : base(context, endpoint) => Runner = new HttpRequestRunner(this, Http, "https");
 
     /// <summary>A client of <paramref name="endpoint"/>.</summary>
     public HttpsClientEx(SslContext context, IPEndPoint endpoint)
-        : base(context, endpoint) => Runner = new HttpRequestRunner(this, Http);
+        : base(context, endpoint) => Runner = new HttpRequestRunner(this, Http, "https");
 }

@@ -16,7 +16,7 @@ public sealed class HttpTelemetryTests
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(10);
 
     /// <summary>Answers 503 to /fail, 200 to anything else.</summary>
-    private sealed class StatusServer() : HttpServer(new IPEndPoint(IPAddress.Loopback, 0))
+    internal sealed class StatusServer() : HttpServer(new IPEndPoint(IPAddress.Loopback, 0))
     {
         public int BoundPort => ((IPEndPoint)Endpoint).Port;
 
@@ -35,7 +35,7 @@ public sealed class HttpTelemetryTests
     }
 
     /// <summary>Keeps the stopped activities of the "NetServer" source (process-wide: tests filter by port).</summary>
-    private sealed class ActivityRecorder : IDisposable
+    internal sealed class ActivityRecorder : IDisposable
     {
         private readonly ActivityListener _listener = new()
         {
