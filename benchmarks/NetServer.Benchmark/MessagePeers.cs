@@ -175,6 +175,11 @@ internal abstract partial class ServerHandle
 
         public override long ConnectedSessions => _server.ConnectedSessions;
 
+        public override Diagnostics.NetServerEventListener? EventListener
+        {
+            set => _server.EventListener = value;
+        }
+
         public override bool Start() => _server.Start();
 
         public override bool Stop() => _server.Stop();

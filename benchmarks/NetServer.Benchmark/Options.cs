@@ -106,6 +106,9 @@ internal sealed class Options
 
     public bool Memory { get; private set; }
 
+    /// <summary>--logging LEVEL: the server's events go to an ILogger (console) at this minimum level (see <see cref="BenchLogging"/>); null: no listener.</summary>
+    public Microsoft.Extensions.Logging.LogLevel? Logging { get; private set; }
+
     /// <summary>udp multicast: the group the server sends to and the clients join.</summary>
     public string Group { get; private set; } = "239.255.0.1";
 
@@ -232,6 +235,9 @@ internal sealed class Options
               --telemetry        listen to every NetServer meter and activity source, as a
                                  metrics/traces collector would (what they cost when on)
               --telemetry-metrics  the same for the meters only (traces off)
+              --logging LEVEL    the server's events (NetServer.Hosting's NetServerLogger) to a
+                                 console logger at LEVEL: information (the default level of a
+                                 host), debug (every connection's close too), none (attached, off)
               --memory           server: each second, force a full GC and print the managed heap
                                  per connected session (connect idle clients to measure it)
           -h, --help             this text
@@ -355,6 +361,9 @@ internal sealed class Options
                     break;
                 case "--memory":
                     options.Memory = true;
+                    break;
+                case "--logging":
+                    options.Logging = BenchLogging.ParseLevel(Next());
                     break;
                 case "--typed":
                     options.Typed = true;

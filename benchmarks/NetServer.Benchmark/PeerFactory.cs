@@ -64,6 +64,14 @@ internal sealed class PeerFactory
 
     public ServerHandle CreateServer()
     {
+        var server = CreateServerOfProtocol();
+        if (_options.Logging is { } level)
+            server.EventListener = BenchLogging.Listener(level);
+        return server;
+    }
+
+    private ServerHandle CreateServerOfProtocol()
+    {
         var counters = new ServerCounters();
         var mode = ServerMode.Of(_options);
         if (_options.Protocol == "msg")

@@ -420,6 +420,9 @@ internal abstract partial class ServerHandle : IDisposable
     /// <summary>A UDP server; with a <paramref name="group"/> it starts as a multicast server sending there.</summary>
     public static ServerHandle Of(UdpServer server, ServerCounters counters, IPEndPoint? group) => new Datagram(server, counters, group);
 
+    /// <summary>--logging: the server's events go to this listener (set before Start).</summary>
+    public abstract Diagnostics.NetServerEventListener? EventListener { set; }
+
     public abstract bool Start();
 
     public abstract bool Stop();
@@ -439,6 +442,11 @@ internal abstract partial class ServerHandle : IDisposable
 
         public override long ConnectedSessions => server.ConnectedSessions;
 
+        public override Diagnostics.NetServerEventListener? EventListener
+        {
+            set => server.EventListener = value;
+        }
+
         public override bool Start() => server.Start();
 
         public override bool Stop() => server.Stop();
@@ -446,103 +454,5 @@ internal abstract partial class ServerHandle : IDisposable
         public override ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token) => server.MulticastAsync(message, token);
 
         public override void Dispose() => server.Dispose();
-    }
-
-    private sealed class Datagram(UdpServer server, ServerCounters counters, IPEndPoint? group) : ServerHandle(counters)
-    {
-        public override EndPoint Endpoint => server.Endpoint;
-
-        public override EndPoint ClientTarget => group ?? server.Endpoint;
-
-        public override long BytesReceived => server.BytesReceived;
-
-        public override long BytesSent => server.BytesSent;
-
-        public override long ConnectedSessions => 0;
-
-        public override bool HasAudience => true;
-
-        public override DatagramFigures Datagrams => new()
-        {
-            ServerReceived = server.DatagramsReceived,
-            ServerSent = server.DatagramsSent,
-            ServerDropped = Counters.Dropped,
-        };
-
-        public override bool Start() => group is null ? server.Start() : server.Start(group);
-
-        public override bool Stop() => server.Stop();
-
-        public override ValueTask<bool> MulticastAsync(ReadOnlyMemory<byte> message, CancellationToken token) => server.MulticastAsync(message, token);
-
-        public override void Dispose() => server.Dispose();
-    }
-}
-
-/// <summary>
-/// A benchmark client of any transport behind one small surface, for the echo and multicast
-/// scenarios: connect, count, and for udp echo the once-a-second refill and the final count of
-/// the datagrams still in flight.
-/// </summary>
-internal abstract partial class ClientHandle : IAsyncDisposable
-{
-    private ClientHandle(ClientCounters counters) => Counters = counters;
-
-    public ClientCounters Counters { get; }
-
-    /// <summary>Why the client is not connected after <see cref="ConnectAsync"/>; null when it is.</summary>
-    public abstract string? Failure { get; }
-
-    /// <summary>Datagrams sent and not (yet) received back; 0 for stream clients.</summary>
-    public virtual long InFlight => 0;
-
-    public static ClientHandle Of(StreamClient client, ClientBehavior behavior) => new Stream(client, behavior.Counters);
-
-    public static ClientHandle Of(UdpClient client, DatagramBehavior behavior, IPAddress? group) => new Datagram(client, behavior, group);
-
-    /// <summary>Connects; a refused or failed connection throws, or leaves <see cref="Failure"/> set.</summary>
-    public abstract Task ConnectAsync(CancellationToken token);
-
-    /// <summary>Called once a second while the run lasts.</summary>
-    public virtual void Tick()
-    {
-    }
-
-    /// <summary>The run is over: send nothing more, so what is still in flight can be counted home.</summary>
-    public virtual void StopSending()
-    {
-    }
-
-    public abstract ValueTask DisposeAsync();
-
-    private sealed class Stream(StreamClient client, ClientCounters counters) : ClientHandle(counters)
-    {
-        public override string? Failure => client.IsConnected ? null
-            : $"{client.DisconnectReason}{(client.DisconnectException is { } e ? ": " + ErrorText.Describe(e) : "")}";
-
-        public override Task ConnectAsync(CancellationToken token) => client.ConnectAsync(token);
-
-        public override ValueTask DisposeAsync() => client.DisposeAsync();
-    }
-
-    private sealed class Datagram(UdpClient client, DatagramBehavior behavior, IPAddress? group) : ClientHandle(behavior.Counters)
-    {
-        public override string? Failure => client.IsConnected ? null : "the socket could not be opened";
-
-        public override long InFlight => Math.Max(0, Counters.DatagramsSent - Counters.DatagramsReceived);
-
-        public override Task ConnectAsync(CancellationToken token)
-        {
-            // Opening a datagram socket does not wait for anyone; a failure is reported through OnError.
-            if (client.Connect() && group is not null)
-                client.JoinMulticastGroup(group);
-            return Task.CompletedTask;
-        }
-
-        public override void Tick() => behavior.Tick(client);
-
-        public override void StopSending() => behavior.StopSending();
-
-        public override async ValueTask DisposeAsync() => await client.DisposeAsync();
     }
 }

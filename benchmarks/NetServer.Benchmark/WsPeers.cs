@@ -232,6 +232,11 @@ internal abstract partial class ServerHandle
 
         public override long ConnectedSessions => server.ConnectedSessions;
 
+        public override Diagnostics.NetServerEventListener? EventListener
+        {
+            set => server.EventListener = value;
+        }
+
         public override bool Start() => server.Start();
 
         public override bool Stop() => server.Stop();
