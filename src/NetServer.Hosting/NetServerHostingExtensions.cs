@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
@@ -66,6 +67,9 @@ public static class NetServerHostingExtensions
         ArgumentNullException.ThrowIfNull(services);
         ArgumentException.ThrowIfNullOrEmpty(name);
         ArgumentNullException.ThrowIfNull(factory);
+        // The name is the server's configuration section, logger category and key: one server per name.
+        if (services.Any(d => d.ServiceType == typeof(HostedServer) && Equals(d.ServiceKey, name)))
+            throw new ArgumentException($"A NetServer named '{name}' is registered already; give each server a name of its own.", nameof(name));
 
         services.AddOptions<NetServerOptions>(name).BindConfiguration(SectionOf(name)).ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<NetServerOptions>, NetServerOptionsValidator>());

@@ -136,11 +136,15 @@ public sealed class HostedServerKindsTests
     }
 
     [Fact]
-    public void AServerOfAnUnknownKind_IsRefusedAtRegistration()
+    public void AServerOfAnUnknownKind_OrASecondServerOfOneName_IsRefusedAtRegistration()
     {
         var services = new ServiceCollection();
         var error = Assert.Throws<ArgumentException>(() => services.AddNetServer("odd", (_, _) => new object()));
         Assert.Contains("System.Object is not a server the host can run", error.Message, StringComparison.Ordinal);
+
+        services.AddNetServer("one", (_, options) => new TcpEchoServer(options.CreateIPEndPoint()));
+        var twice = Assert.Throws<ArgumentException>(() => services.AddNetServer("one", (_, options) => new MessageEchoServer(options.CreateIPEndPoint())));
+        Assert.Contains("A NetServer named 'one' is registered already", twice.Message, StringComparison.Ordinal);
     }
 
     [Fact]

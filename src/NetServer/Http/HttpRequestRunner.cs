@@ -57,6 +57,10 @@ internal sealed class HttpRequestRunner : IDisposable
         {
             if (!_client.IsConnected)
             {
+                // The connection's receive loop starts here and keeps the context it starts in for the
+                // connection's life: not this request's activity, which would parent what later hooks start.
+                var activity = System.Diagnostics.Activity.Current;
+                System.Diagnostics.Activity.Current = null;
                 try
                 {
                     await _client.ConnectAsync(deadline.Token).ConfigureAwait(false);
@@ -64,6 +68,10 @@ internal sealed class HttpRequestRunner : IDisposable
                 catch (SocketException exception)
                 {
                     throw new System.IO.IOException($"Could not connect to {_client.Endpoint}: {exception.Message}", exception);
+                }
+                finally
+                {
+                    System.Diagnostics.Activity.Current = activity;
                 }
             }
 

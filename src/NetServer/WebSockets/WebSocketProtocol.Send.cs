@@ -123,11 +123,12 @@ internal sealed partial class WebSocketProtocol
         var opcode = type == WebSocketMessageType.Text ? WsOpcode.Text : WsOpcode.Binary;
         if (!CanSend(opcode, out var connection))
             return new ValueTask<bool>(false);
-        if (endOfMessage)
-            connection.CountMessagesSent(Diagnostics.MessageMetrics.WebSocket, 1);
 
         if (!_sendingFragmented && endOfMessage && ShouldCompress(opcode, payload.Length))
+        {
+            connection.CountMessagesSent(Diagnostics.MessageMetrics.WebSocket, 1);
             return SendCompressedAsync(connection, opcode, payload.Span, cancellationToken);
+        }
 
         // A message in parts: its first frame carries the type, the others are continuations.
         if (_sendingFragmented)
@@ -137,6 +138,8 @@ internal sealed partial class WebSocketProtocol
             opcode = WsOpcode.Continuation;
         }
 
+        if (endOfMessage)
+            connection.CountMessagesSent(Diagnostics.MessageMetrics.WebSocket, 1);
         _sendingFragmented = !endOfMessage;
         _fragmentType = type;
         using var writer = connection.StartSend(WsFrameHeader.MaxHeaderLength + payload.Length);

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.IO;
 using System.Linq;
@@ -64,6 +65,18 @@ public sealed class HttpClientTelemetryTests
         Assert.False(failed.Tags.ContainsKey("http.response.status_code"));
     }
 
+    /// <summary>Notes the activity current in its response hook, which runs on the connection's receive loop.</summary>
+    private sealed class HookClient(int port) : HttpClientEx(IPAddress.Loopback, port)
+    {
+        public ConcurrentQueue<string> CurrentInHook { get; } = new();
+
+        protected override void OnReceivedResponse(HttpResponse response)
+        {
+            CurrentInHook.Enqueue(Activity.Current?.DisplayName ?? "none");
+            base.OnReceivedResponse(response);
+        }
+    }
+
     [Fact]
     public async Task The_server_continues_the_trace_of_the_client_activity()
     {
@@ -71,18 +84,24 @@ public sealed class HttpClientTelemetryTests
         using var server = new HttpTelemetryTests.StatusServer();
         Assert.True(server.Start());
         var port = server.BoundPort;
-        using (var client = new HttpClientEx(IPAddress.Loopback, port))
+        using (var client = new HookClient(port))
+        {
             Assert.Equal(200, (await client.SendGetRequest("/ok?token=secret", Timeout)).Status);
+            // The connection's loop started inside the first request's activity but does not keep it.
+            Assert.Equal(200, (await client.SendGetRequest("/ok", Timeout)).Status);
+            Assert.Equal(["none", "none"], client.CurrentInHook.ToArray());
+        }
 
         await Wait.UntilAsync(() => activities.For(port).Length >= 2, "a client and a server activity", Timeout);
-        var clientActivity = Assert.Single(activities.For(port), a => a.Kind == ActivityKind.Client);
-        var serverActivity = Assert.Single(activities.For(port), a => a.Kind == ActivityKind.Server);
+        await Wait.UntilAsync(() => activities.For(port).Length >= 4, "two client and two server activities", Timeout);
+        var clientActivity = activities.For(port).First(a => a.Kind == ActivityKind.Client);
+        var serverActivity = activities.For(port).First(a => a.Kind == ActivityKind.Server);
         Assert.Equal("GET", clientActivity.DisplayName);
         Assert.Equal($"http://127.0.0.1:{port}/ok", clientActivity.GetTagItem("url.full")); // the query is left out
         Assert.Equal(200, clientActivity.GetTagItem("http.response.status_code"));
         Assert.Equal(clientActivity.TraceId, serverActivity.TraceId);
         Assert.Equal(clientActivity.SpanId, serverActivity.ParentSpanId);
-        Assert.Equal(clientActivity.TraceId.ToHexString(), server.CurrentTraceIds.Single());
+        Assert.Equal(clientActivity.TraceId.ToHexString(), server.CurrentTraceIds.First());
         server.Stop();
     }
 }
