@@ -123,8 +123,8 @@ public sealed class ProxyHeaderTests
         Assert.Equal("h2", info.Alpn);
         Assert.Equal("example.com", info.Authority);
         Assert.Equal(new byte[] { 9, 8, 7 }, info.UniqueId);
-        Assert.Equal(new byte[] { 1, 0, 0, 0, 0 }, info.Find(ProxyInfo.TlvSsl)!.Value.Value);
-        Assert.Equal(new byte[] { 42 }, info.Find(0xE0)!.Value.Value);
+        Assert.Equal(new byte[] { 1, 0, 0, 0, 0 }, info.Find(ProxyInfo.TlvSsl)!.Value.Value.ToArray());
+        Assert.Equal(new byte[] { 42 }, info.Find(0xE0)!.Value.Value.ToArray());
         Assert.Null(info.Find(0x04));
         Assert.Equal(5, info.Tlvs.Count);
     }
@@ -158,14 +158,46 @@ public sealed class ProxyHeaderTests
     [Fact]
     public void V2LocalKeepsConnectionAddressesAndSkipsItsBody()
     {
-        byte[] data = V2(0x20, 0x00, new byte[] { 1, 2, 3 }.Concat(Array.Empty<byte>()).ToArray());
-
-        // A LOCAL body is not interpreted as addresses; three bytes are one (truncated) TLV header.
         Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(V2(0x20, 0x00, Array.Empty<byte>()), out int consumed, out ProxyInfo? info, out _));
         Assert.Equal(16, consumed);
         Assert.True(info!.IsLocal);
         Assert.Null(info.Source);
-        Assert.Equal(ProxyParseStatus.Invalid, ProxyHeader.Parse(data, out _, out _, out _));
+
+        // The spec: for LOCAL the receiver ignores the family and skips the whole block, whatever it holds.
+        foreach (byte family in new byte[] { 0x00, 0x11, 0x41, 0x12 })
+        {
+            byte[] data = V2(0x20, family, new byte[] { 1, 2, 3 });
+            Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(data, out consumed, out info, out _));
+            Assert.Equal(19, consumed);
+            Assert.True(info!.IsLocal);
+        }
+
+        // TLVs of a LOCAL header that parse are kept (HAProxy's health checks may carry some).
+        Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(V2(0x20, 0x00, Tlv(0x01, Ascii("h2"))), out _, out info, out _));
+        Assert.Equal("h2", info!.Alpn);
+    }
+
+    [Fact]
+    public void V2Crc32CIsVerified()
+    {
+        Assert.Equal(0xE3069283u, ProxyCrc32C.Compute(Ascii("123456789")));
+
+        byte[] address = { 127, 0, 0, 1, 127, 0, 0, 1, 0x30, 0x39, 0x00, 0x50 };
+        byte[] body = address.Concat(Tlv(0x03, new byte[4])).Concat(Tlv(0x01, Ascii("http/1.1"))).ToArray();
+        byte[] data = V2(0x21, 0x11, body);
+        uint crc = ProxyCrc32C.Compute(data);
+        int at = 16 + 12 + 3;
+        data[at] = (byte)(crc >> 24);
+        data[at + 1] = (byte)(crc >> 16);
+        data[at + 2] = (byte)(crc >> 8);
+        data[at + 3] = (byte)crc;
+        Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(data, out _, out ProxyInfo? info, out string? reason));
+        Assert.Null(reason);
+        Assert.Equal(12345, info!.Source!.Port);
+
+        data[data.Length - 1] ^= 1; // one bit of the ALPN value flipped
+        Assert.Equal(ProxyParseStatus.Invalid, ProxyHeader.Parse(data, out _, out _, out reason));
+        Assert.Contains("CRC32C mismatch", reason, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -181,6 +213,9 @@ public sealed class ProxyHeaderTests
     [InlineData(0x21, 0x12, 12, "DGRAM")]
     [InlineData(0x21, 0x13, 12, "transport")]
     [InlineData(0x21, 0x41, 12, "family")]
+    [InlineData(0x21, 0x01, 0, "transport")]
+    [InlineData(0x21, 0x10, 12, "transport")]
+    [InlineData(0x21, 0x32, 216, "DGRAM")]
     [InlineData(0x21, 0x11, 11, "too short")]
     [InlineData(0x21, 0x21, 12, "too short")]
     [InlineData(0x21, 0x11, 14, "truncated TLV")]

@@ -273,41 +273,54 @@ internal static class ProxyHeader
         }
 
         ReadOnlySpan<byte> body = data.Slice(V2FixedLength, length);
-        int addressLength;
-        switch (family)
+        consumed = V2FixedLength + length;
+        if (local)
         {
-            case 0: addressLength = 0; break;
-            case 1: addressLength = 12; break;
-            case 2: addressLength = 36; break;
-            case 3: addressLength = 216; break;
-            default:
-                reason = $"PROXY v2: unknown address family {family}";
-                return ProxyParseStatus.Invalid;
+            // LOCAL (the proxy's own health check): the spec says to ignore the family and skip the
+            // whole block, so nothing in it can fail the connection; TLVs after an address block of
+            // a known family are kept when they parse.
+            List<ProxyTlv>? localTlvs = null;
+            if (AddressLength(family) is int skip && body.Length >= skip && !TryReadTlvs(body.Slice(skip), out localTlvs, out _))
+                localTlvs = null;
+            info = new ProxyInfo(2, isLocal: true, null, null, null, null, localTlvs);
+            return ProxyParseStatus.Done;
         }
 
-        if (!local && family != 0 && transport != 1)
+        if (AddressLength(family) is not int addressLength)
+        {
+            reason = $"PROXY v2: unknown address family {family}";
+            consumed = 0;
+            return ProxyParseStatus.Invalid;
+        }
+
+        // The spec's only valid combinations are UNSPEC (0x00) and STREAM or DGRAM over INET,
+        // INET6 or UNIX; a stream connection takes no DGRAM header.
+        if ((family == 0 && transport != 0) || (family != 0 && transport != 1))
         {
             reason = transport == 2
                 ? "PROXY v2: a datagram (DGRAM) header on a stream connection"
-                : $"PROXY v2: unknown transport {transport}";
+                : $"PROXY v2: unknown transport {transport} for family {family}";
+            consumed = 0;
             return ProxyParseStatus.Invalid;
         }
 
         if (body.Length < addressLength)
         {
             reason = $"PROXY v2: length {length} is too short for the addresses of family {family} ({addressLength} bytes)";
+            consumed = 0;
             return ProxyParseStatus.Invalid;
         }
 
-        if (!TryReadTlvs(body.Slice(addressLength), out List<ProxyTlv>? tlvs, out reason))
+        if (!TryReadTlvs(body.Slice(addressLength), out List<ProxyTlv>? tlvs, out reason)
+            || !ProxyCrc32C.Verify(data.Slice(0, consumed), V2FixedLength + addressLength, out reason))
         {
+            consumed = 0;
             return ProxyParseStatus.Invalid;
         }
 
-        consumed = V2FixedLength + length;
-        if (local || family == 0)
+        if (family == 0)
         {
-            // LOCAL (the proxy's own health check) or PROXY with UNSPEC: keep the socket's addresses.
+            // PROXY over UNSPEC: the proxy could not say who the client is; keep the socket's addresses.
             info = new ProxyInfo(2, isLocal: true, null, null, null, null, tlvs);
             return ProxyParseStatus.Done;
         }
@@ -326,6 +339,16 @@ internal static class ProxyHeader
         info = new ProxyInfo(2, false, new IPEndPoint(src, srcPort), new IPEndPoint(dst, dstPort), null, null, tlvs);
         return ProxyParseStatus.Done;
     }
+
+    /// <summary>Bytes of the address block of a v2 family (0 UNSPEC, 1 INET, 2 INET6, 3 UNIX); null for an unknown one.</summary>
+    private static int? AddressLength(int family) => family switch
+    {
+        0 => 0,
+        1 => 12,
+        2 => 36,
+        3 => 216,
+        _ => null,
+    };
 
     private static bool CheckVersionCommand(byte versionCommand, out string? reason)
     {

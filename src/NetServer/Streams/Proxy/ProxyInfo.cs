@@ -5,9 +5,10 @@ namespace NetServer;
 
 /// <summary>
 /// What a PROXY protocol header said about the connection: the real client (source) and the
-/// address it connected to (destination), and for v2 the TLVs the proxy added.
+/// address it connected to (destination), and for v2 the TLVs the proxy added. A session behind a
+/// trusted proxy finds it in <see cref="StreamSession.Proxy"/> (see <c>OptionProxyProtocol</c> on the server).
 /// </summary>
-internal sealed class ProxyInfo
+public sealed class ProxyInfo
 {
     /// <summary>TLV type of the application protocol negotiated by the proxy (ALPN).</summary>
     public const byte TlvAlpn = 0x01;
@@ -71,10 +72,11 @@ internal sealed class ProxyInfo
     /// <summary>The AUTHORITY TLV (host name the client asked for) as text, or null.</summary>
     public string? Authority => TlvText(TlvAuthority);
 
-    /// <summary>The UNIQUE_ID TLV bytes, or null.</summary>
-    public byte[]? UniqueId => Find(TlvUniqueId)?.Value;
+    /// <summary>The UNIQUE_ID TLV bytes (a copy), or null.</summary>
+    public byte[]? UniqueId => Find(TlvUniqueId)?.Value.ToArray();
 
     /// <summary>The first TLV of a type, or null.</summary>
+    /// <param name="type">The TLV type (for example <see cref="TlvAlpn"/>).</param>
     public ProxyTlv? Find(byte type)
     {
         foreach (ProxyTlv tlv in Tlvs)
@@ -91,6 +93,6 @@ internal sealed class ProxyInfo
     private string? TlvText(byte type)
     {
         ProxyTlv? tlv = Find(type);
-        return tlv is null ? null : Encoding.UTF8.GetString(tlv.Value.Value);
+        return tlv is null ? null : Encoding.UTF8.GetString(tlv.Value.Value.ToArray());
     }
 }
