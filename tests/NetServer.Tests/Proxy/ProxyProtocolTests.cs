@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.IO;
 using System.Linq;
 using System.Net;
-using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using System.Threading.Tasks;
@@ -92,28 +91,6 @@ public sealed class ProxyProtocolTests
         var (remote, proxy) = await seen.First;
         Assert.Equal(s_client, remote);
         Assert.Equal("split.example", proxy!.Authority);
-    }
-
-    [Fact]
-    public async Task Tls_starts_after_the_header()
-    {
-        using var server = new ProxySslServer(new IPEndPoint(IPAddress.Loopback, 0)) { OptionProxyProtocol = ProxyProtocolMode.Required };
-        server.OptionProxyTrustedNetworks.Add("127.0.0.1");
-        Assert.True(server.Start());
-        using var socket = await ProxyHeaders.ConnectAsync(server.Endpoint);
-        await socket.SendAsync(ProxyHeaders.V2(s_client, s_front), SocketFlags.None).WaitAsync(Wait.Default);
-
-        await using var tls = new SslStream(new NetworkStream(socket, ownsSocket: false));
-        await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
-        {
-            TargetHost = "localhost",
-            RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is not null,
-        }).WaitAsync(Wait.Default);
-        await tls.WriteAsync(Encoding.ASCII.GetBytes("secret")).AsTask().WaitAsync(Wait.Default);
-        var reply = new byte[6];
-        await tls.ReadExactlyAsync(reply).AsTask().WaitAsync(Wait.Default);
-        Assert.Equal("secret", Encoding.ASCII.GetString(reply));
-        Assert.Equal(s_client, (await (await server.Seen.TakeAsync()).First).Remote);
     }
 
     [Fact]

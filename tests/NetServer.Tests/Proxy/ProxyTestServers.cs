@@ -56,24 +56,6 @@ internal sealed class ProxyTcpServer(IPEndPoint endpoint) : TcpServer(endpoint)
     protected override TcpSession CreateSession() => new ProxyTcpSession(this, Seen.Next());
 }
 
-internal sealed class ProxySslSession(SslServer server, ProxySeen seen) : SslSession(server)
-{
-    protected override void OnConnecting() => seen.Connecting(this);
-
-    protected override void OnConnected() => seen.Connected = true;
-
-    protected override void OnReceived(byte[] buffer, long offset, long size) => SendAsync(buffer, offset, size);
-
-    protected override void OnDisconnected(DisconnectReason reason) => seen.Disconnected(this, reason);
-}
-
-internal sealed class ProxySslServer(IPEndPoint endpoint) : SslServer(TestCertificates.ServerContext(), endpoint)
-{
-    public readonly SessionLog Seen = new();
-
-    protected override SslSession CreateSession() => new ProxySslSession(this, Seen.Next());
-}
-
 internal sealed class ProxyUdsSession(UdsServer server, ProxySeen seen) : UdsSession(server)
 {
     protected override void OnConnecting() => seen.Connecting(this);
