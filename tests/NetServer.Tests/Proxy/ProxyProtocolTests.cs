@@ -94,6 +94,24 @@ public sealed class ProxyProtocolTests
     }
 
     [Fact]
+    public async Task A_websocket_upgrade_after_the_header()
+    {
+        using var server = new ProxyWsServer(new IPEndPoint(IPAddress.Loopback, 0)) { OptionProxyProtocol = ProxyProtocolMode.Required };
+        server.OptionProxyTrustedNetworks.Add("127.0.0.1");
+        Assert.True(server.Start());
+        using var socket = await ProxyHeaders.ConnectAsync(server.Endpoint);
+        var upgrade = "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        await socket.SendAsync(ProxyHeaders.V2(s_client, s_front).Concat(Encoding.ASCII.GetBytes(upgrade)).ToArray(), SocketFlags.None).WaitAsync(Wait.Default);
+
+        var head = Encoding.ASCII.GetString(await Wait.ReadExactlyAsync(socket, "HTTP/1.1 101".Length));
+        Assert.Equal("HTTP/1.1 101", head);
+        var seen = await server.Seen.TakeAsync();
+        Assert.Equal(s_client, (await seen.First).Remote);
+        await Wait.UntilAsync(() => seen.Connected, "OnWsConnected");
+    }
+
+    [Fact]
     public async Task A_unix_socket_server_trusts_its_local_peers()
     {
         var path = Path.Combine(Path.GetTempPath(), "netserver-proxy-" + Guid.NewGuid().ToString("N")[..12] + ".sock");

@@ -86,6 +86,21 @@ internal sealed class ProxyHttpServer(IPEndPoint endpoint) : HttpServer(endpoint
     protected override TcpSession CreateSession() => new Session(this);
 }
 
+/// <summary>A WebSocket server whose sessions report the client address they see once upgraded.</summary>
+internal sealed class ProxyWsServer(IPEndPoint endpoint) : WsServer(endpoint)
+{
+    public readonly SessionLog Seen = new();
+
+    private sealed class Session(WsServer server, ProxySeen seen) : WsSession(server)
+    {
+        protected override void OnConnecting() => seen.Connecting(this);
+
+        public override void OnWsConnected(HttpRequest request) => seen.Connected = true;
+    }
+
+    protected override TcpSession CreateSession() => new Session(this, Seen.Next());
+}
+
 /// <summary>The <see cref="ProxySeen"/> of each session, in the order the server created them.</summary>
 internal sealed class SessionLog
 {
