@@ -15,6 +15,8 @@
 #                       pairs, a bridge, NAT rules, per-namespace conntrack timeouts: docs/nat-lab.md);
 #                       Debian's iptables is the nft backend
 #   redis-server        the Redis the scale-out backplane tests start on free ports (tests/NetServer.Redis.Tests)
+#   haproxy             the proxy the PROXY protocol tests start on free ports in front of NetServer
+#                       (send-proxy, send-proxy-v2: tests/NetServer.Tests/Proxy, docs/proxy-protocol.md)
 # Idempotent: only what is missing is installed, and apt-get update runs only then. Needs root for
 # apt-get (run as root, or have sudo). Prints the version of every tool at the end.
 set -euo pipefail
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps redis-server; do
+for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps redis-server haproxy; do
   installed "$package" || missing+=("$package")
 done
 command -v node > /dev/null || missing+=(nodejs)
@@ -60,3 +62,4 @@ echo "  testssl.sh:         $(testssl --version 2>/dev/null | grep -o "testssl *
 echo "  iproute2:           $(ip -V)"
 echo "  iptables:           $(iptables --version)"
 echo "  redis-server:       $(redis-server --version | cut -d' ' -f3)"
+echo "  haproxy:            $(haproxy -v | head -n 1 | cut -d' ' -f1-3)"

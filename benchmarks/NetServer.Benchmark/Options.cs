@@ -83,6 +83,9 @@ internal sealed class Options
 
     public bool InlineCompletions { get; private set; }
 
+    /// <summary>tcp server: expect a PROXY header (v1 or v2) from this trusted address or network (--proxy-trust; docs/proxy-protocol.md).</summary>
+    public string? ProxyTrust { get; private set; }
+
     /// <summary>Client: the server's process, whose CPU time over the measured window the report gives per message (--server-pid).</summary>
     public int? ServerPid { get; private set; }
 
@@ -220,6 +223,8 @@ internal sealed class Options
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
+              --proxy-trust NET  tcp server: every connection starts with a PROXY header (v1 or v2)
+                                 from NET (an address or CIDR network), e.g. behind HAProxy send-proxy-v2
               --server-pid PID   client: report the CPU time (user + system, /proc/PID/stat) the
                                  server's process used in the measured window, per message
                                  ("serverCpuNsPerMessage"); the server runs as another process
@@ -332,6 +337,9 @@ internal sealed class Options
                 case "-t" or "--threads":
                     options.Threads = NextInt(1);
                     break;
+                case "--proxy-trust":
+                    options.ProxyTrust = Next();
+                    break;
                 case "--inline":
                     options.InlineCompletions = true;
                     break;
@@ -413,6 +421,8 @@ internal sealed class Options
             throw new ArgumentException($"msg has no {options.Scenario} scenario (echo, multicast).");
         if (options.Protocol == "proto" && options.Scenario != "echo")
             throw new ArgumentException($"proto has no {options.Scenario} scenario (echo).");
+        if (options.ProxyTrust is not null && options.Protocol != "tcp")
+            throw new ArgumentException("--proxy-trust is for tcp.");
         if (options.Typed && options.Protocol != "proto")
             throw new ArgumentException("--typed is for proto echo.");
         if (options.IsWebSocket && options.Scenario is not ("echo" or "multicast"))

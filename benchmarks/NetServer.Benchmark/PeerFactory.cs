@@ -62,6 +62,18 @@ internal sealed class PeerFactory
 
     private IPEndPoint IPEndpoint => new(IPAddress.Parse(_options.Address), _options.EffectivePort);
 
+    /// <summary>--proxy-trust: the server reads a PROXY header from that proxy before each connection's bytes.</summary>
+    private BenchTcpServer BehindProxy(BenchTcpServer server)
+    {
+        if (_options.ProxyTrust is { } network)
+        {
+            server.OptionProxyProtocol = ProxyProtocolMode.Required;
+            server.OptionProxyTrustedNetworks.Add(network);
+        }
+
+        return server;
+    }
+
     public ServerHandle CreateServer()
     {
         var server = CreateServerOfProtocol();
@@ -92,7 +104,7 @@ internal sealed class PeerFactory
 
         return _options.Protocol switch
         {
-            "tcp" => ServerHandle.Of(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
+            "tcp" => ServerHandle.Of(BehindProxy(new BenchTcpServer(IPEndpoint, mode, counters) { OptionNoDelay = true }), counters),
             "ssl" => ServerHandle.Of(new BenchSslServer(_serverTls!, IPEndpoint, mode, counters) { OptionNoDelay = true }, counters),
             "udp" => ServerHandle.Of(CreateUdpServer(_options.Scenario == "echo", counters), counters, Group),
             "sudp" => ServerHandle.Of(CreateSecureUdpServer(counters), counters, group: null),

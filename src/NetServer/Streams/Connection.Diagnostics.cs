@@ -11,6 +11,7 @@ namespace NetServer.Streams;
 internal sealed partial class Connection
 {
     private EndPoint? _peer;
+    private ProxyInfo? _proxy;
     private int _socketError;          // the first SocketError that ended the connection (Success when none did)
     private long _sendPauseReported;   // Stopwatch timestamp of the last send-pause report
     internal long MetricsStart;        // Stopwatch timestamp when counted as active; 0 when not counted
@@ -25,6 +26,20 @@ internal sealed partial class Connection
                 Volatile.Write(ref _peer, peer = read);
             return peer;
         }
+    }
+
+    /// <summary>What the PROXY header of this connection said; null when none was read.</summary>
+    public ProxyInfo? Proxy => Volatile.Read(ref _proxy);
+
+    /// <summary>
+    /// Records the connection's PROXY header, before any hook runs: from now on the peer is the
+    /// client it names (a LOCAL or UNKNOWN header, or a Unix one, leaves the socket's peer).
+    /// </summary>
+    public void SetProxy(ProxyInfo info)
+    {
+        if (info.Source is { } source)
+            Volatile.Write(ref _peer, source);
+        Volatile.Write(ref _proxy, info);
     }
 
     /// <summary>The socket error that ended the connection, <see cref="System.Net.Sockets.SocketError.Success"/> when none did.</summary>

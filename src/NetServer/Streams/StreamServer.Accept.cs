@@ -129,26 +129,19 @@ public abstract partial class StreamServer<TSession>
         // The connection starts held: a disconnect inside the connect hooks cannot raise
         // OnDisconnected before they have all returned.
         var connection = session.Attach(socket, BufferPool, reads: true);
+        if (ExpectsProxyHeader(connection, socket, out var refusal))
+        {
+            // The header comes first, read asynchronously; the set-up (and the hold) go with it.
+            Interlocked.Increment(ref _starting);
+            _ = ConnectBehindProxyAsync(connection, session, socket, generation);
+            return true;
+        }
+
         try
         {
-            // A session takes multicasts from the moment it is in Sessions, its own and the
-            // server's connect hooks included: what reaches it before it is ready (during those
-            // hooks; over TLS, before the handshake ends) waits in its send queue, in order and
-            // under its send limit, and leaves once it is ready.
-            Sessions[session.Id] = session;
-            if (session.AutoJoinMulticast)
-                _registry.Add(session);
-            _connectedSessions.Increment();
-            RunConnectHook(connection, static s => s.RaiseConnecting(), session);
-            RunConnectHook(connection, static s => s.RaiseConnected(), session);
-
-            // A stop that began during the set-up may have swept the sessions before this one was
-            // among them: the session ends now, after its connect hooks, as if swept.
-            if (!_isAccepting || generation != Volatile.Read(ref _generation))
-                connection.Abort(DisconnectReason.ServerStopped);
-
-            // The queue starts to flow: at once for a plain connection, after the handshake over TLS.
-            connection.Open(startReceiving: true);
+            if (refusal is not null)
+                RefuseProxy(connection, session, refusal);
+            Connect(connection, session, generation);
         }
         finally
         {
@@ -156,6 +149,36 @@ public abstract partial class StreamServer<TSession>
         }
 
         return true;
+    }
+
+    /// <summary>
+    /// Registers a session whose connection is still open, raises its connect hooks and opens it;
+    /// the caller holds the connection and releases it afterwards.
+    /// </summary>
+    private void Connect(Connection connection, TSession session, int generation)
+    {
+        // A session takes multicasts from the moment it is in Sessions, its own and the server's
+        // connect hooks included: what reaches it before it is ready (during those hooks; over
+        // TLS, before the handshake ends) waits in its send queue, in order and under its send
+        // limit, and leaves once it is ready. One refused before its hooks (PROXY) never enters.
+        if (connection.IsOpen)
+        {
+            Sessions[session.Id] = session;
+            if (session.AutoJoinMulticast)
+                _registry.Add(session);
+            _connectedSessions.Increment();
+        }
+
+        RunConnectHook(connection, static s => s.RaiseConnecting(), session);
+        RunConnectHook(connection, static s => s.RaiseConnected(), session);
+
+        // A stop that began during the set-up may have swept the sessions before this one was
+        // among them: the session ends now, after its connect hooks, as if swept.
+        if (!_isAccepting || generation != Volatile.Read(ref _generation))
+            connection.Abort(DisconnectReason.ServerStopped);
+
+        // The queue starts to flow: at once for a plain connection, after the handshake over TLS.
+        connection.Open(startReceiving: true);
     }
 
     /// <summary>

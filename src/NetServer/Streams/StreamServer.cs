@@ -163,6 +163,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         {
             OnStarting();
             Endpoint = ResolveEndpoint(Endpoint);
+            PrepareProxyProtocol(Endpoint);
             var listener = CreateSocket();
             try
             {
@@ -281,6 +282,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         listener.Dispose();
         AfterListenerClosed(Endpoint);
 
+        AbortProxyPending();
         foreach (var session in Sessions.Values)
             session.CurrentConnection?.Abort(DisconnectReason.ServerStopped);
         return true;

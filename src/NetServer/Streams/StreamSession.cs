@@ -18,6 +18,20 @@ public abstract class StreamSession : StreamConnection
 
     internal ISessionHost Host { get; }
 
+    /// <summary>
+    /// The client's address: the real client named by a trusted PROXY header (see the server's
+    /// <c>OptionProxyProtocol</c>), otherwise the socket's peer. Set before the first hook; it
+    /// still answers after the connection closed when it came from a PROXY header. Null when the socket could not say.
+    /// </summary>
+    public EndPoint? RemoteEndPoint => CurrentConnection?.PeerEndPoint;
+
+    /// <summary>
+    /// What the connection's PROXY header said (real source and destination, v2 TLVs such as ALPN
+    /// and authority); null when the server read none (<c>OptionProxyProtocol</c> off, or a direct
+    /// client in <see cref="ProxyProtocolMode.Optional"/> mode). Set before the first hook.
+    /// </summary>
+    public ProxyInfo? Proxy => CurrentConnection?.Proxy;
+
     private static readonly ConcurrentDictionary<Type, MulticastRoute> s_multicastRoutes = new();
 
     private MulticastRoute _multicastRoute;

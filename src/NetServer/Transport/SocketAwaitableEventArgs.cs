@@ -35,6 +35,27 @@ internal sealed class SocketAwaitableEventArgs : SocketEventArgsBase, IValueTask
     }
 
     /// <summary>
+    /// Receives up to <paramref name="count"/> bytes into <paramref name="buffer"/> at
+    /// <paramref name="offset"/>; <see cref="SocketFlags.Peek"/> leaves them in the socket (the
+    /// PROXY header reader looks before it takes, so it never takes the client's own bytes).
+    /// </summary>
+    public ValueTask<SocketResult> ReceiveAsync(Socket socket, byte[] buffer, int offset, int count, SocketFlags flags)
+    {
+        if (BufferList is not null)
+            BufferList = null;
+        SetBuffer(buffer, offset, count);
+        SocketFlags = flags;
+        try
+        {
+            return socket.ReceiveAsync(this) ? Pending() : CompletedResult();
+        }
+        catch (ObjectDisposedException)
+        {
+            return new ValueTask<SocketResult>(new SocketResult(0, SocketError.OperationAborted));
+        }
+    }
+
+    /// <summary>
     /// Starts a send for a caller that continues in a callback rather than an await: returns true
     /// when the send is pending (<paramref name="continuation"/> later runs with
     /// <paramref name="state"/> and calls <see cref="TakeResult"/>), or false with the
