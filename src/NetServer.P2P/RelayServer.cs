@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Net;
 using System.Threading;
+using NetServer.P2P.Diagnostics;
 using NetServer.P2P.Internal;
 using NetServer.P2P.Server;
 
@@ -87,12 +88,14 @@ public partial class RelayServer : IDisposable
             Volatile.Write(ref _udp, new RelayUdp(this, address, limits.UdpPort));
         }
 
+        RelayTelemetry.Add(this);
         return true;
     }
 
     /// <summary>Stops listening and disconnects every peer; false if not started.</summary>
     public bool Stop()
     {
+        RelayTelemetry.Remove(this);
         var stopped = _host.Stop();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
         return stopped;
@@ -204,6 +207,7 @@ public partial class RelayServer : IDisposable
     {
         if (!disposing)
             return;
+        RelayTelemetry.Remove(this);
         _host.Dispose();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
     }

@@ -1,7 +1,9 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Collections.Concurrent;
+using NetServer.Redis.Diagnostics;
 using StackExchange.Redis;
 
 namespace NetServer.Redis;
@@ -20,7 +22,8 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     private readonly RedisChannel _allChannel, _groupChannel, _sessionChannel;
     private ConnectionMultiplexer? _redis;
     private Timer? _presenceTimer;
-    private long _published, _received, _publishFailures, _dropped, _pending;
+    private readonly KeyValuePair<string, object?>[] _localTags, _remoteTags;
+    private long _published, _received, _publishFailures, _framePublishFailures, _dropped, _pending;
 
     /// <summary>Creates a backplane for one node; call <see cref="StartAsync"/> to connect.</summary>
     public RedisBackplane(ILocalDelivery local, BackplaneOptions? options = null)
@@ -30,6 +33,8 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         _allChannel = RedisChannel.Literal(_options.Prefix + ":all");
         _groupChannel = RedisChannel.Literal(_options.Prefix + ":group");
         _sessionChannel = RedisChannel.Literal(_options.Prefix + ":session");
+        _localTags = BackplaneTelemetry.Tags(NodeId, BackplaneTelemetry.Local);
+        _remoteTags = BackplaneTelemetry.Tags(NodeId, BackplaneTelemetry.Remote);
     }
 
     /// <summary>This node's id, written into every frame it publishes and into its presence key.</summary>
@@ -53,6 +58,12 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     /// <summary>Raised when a remote send fails; the local part of that send was delivered already.</summary>
     public event Action<Exception>? PublishFailed;
 
+    /// <summary>Frame publishes Redis did not take (the part of <see cref="PublishFailures"/> that is not group or presence updates).</summary>
+    internal long FramePublishFailures => Interlocked.Read(ref _framePublishFailures);
+
+    /// <summary>Publishes in flight now.</summary>
+    internal long PendingPublishes => Interlocked.Read(ref _pending);
+
     /// <summary>
     /// Connects to Redis (a StackExchange.Redis configuration string such as "127.0.0.1:6379"), subscribes and starts
     /// the presence key. The connection fails fast while Redis is down (no backlog) and reconnects by itself.
@@ -71,20 +82,21 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         await subscriber.SubscribeAsync(_sessionChannel, OnFrame).ConfigureAwait(false);
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
+        BackplaneTelemetry.Add(this);
     }
 
     /// <summary>Sends to every session of every node.</summary>
     /// <returns>False when the remote part failed (reported by <see cref="PublishFailed"/>); local sessions got it either way.</returns>
     public Task<bool> SendToAllAsync(ReadOnlyMemory<byte> message)
     {
-        _local.SendToAll(message.Span);
+        DeliverToAll(message.Span, _localTags);
         return PublishAsync(_allChannel, FrameKind.All, Guid.Empty, null, message.Span);
     }
 
     /// <summary>Sends to a session on whichever node holds it: delivered here when it is local, else published once.</summary>
     public Task<bool> SendToSessionAsync(Guid sessionId, ReadOnlyMemory<byte> message)
     {
-        if (_local.SendToSession(sessionId, message.Span))
+        if (DeliverToSession(sessionId, message.Span, _localTags))
             return Task.FromResult(true);
         return PublishAsync(_sessionChannel, FrameKind.Session, sessionId, null, message.Span);
     }
@@ -94,7 +106,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(group);
         BackplaneFrame.ValidateGroup(group);
-        DeliverToGroup(group, message.Span);
+        DeliverToGroup(group, message.Span, _localTags);
         return PublishAsync(_groupChannel, FrameKind.Group, Guid.Empty, group, message.Span);
     }
 
@@ -123,6 +135,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         catch (Exception e) when (e is RedisException or TimeoutException)
         {
             Interlocked.Increment(ref _publishFailures);
+            Interlocked.Increment(ref _framePublishFailures);
             Report(new BackplaneUnavailableException("Redis did not take the message: remote nodes will not get it.", e));
             return false;
         }
@@ -140,18 +153,33 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         Interlocked.Increment(ref _received);
         switch (kind)
         {
-            case FrameKind.All: _local.SendToAll(payload); break;
-            case FrameKind.Session: _local.SendToSession(session, payload); break;
-            case FrameKind.Group: DeliverToGroup(group!, payload); break;
+            case FrameKind.All: DeliverToAll(payload, _remoteTags); break;
+            case FrameKind.Session: DeliverToSession(session, payload, _remoteTags); break;
+            case FrameKind.Group: DeliverToGroup(group!, payload, _remoteTags); break;
         }
     }
 
-    private void DeliverToGroup(string group, ReadOnlySpan<byte> message)
+    private void DeliverToGroup(string group, ReadOnlySpan<byte> message, KeyValuePair<string, object?>[] origin)
     {
         if (!_groups.TryGetValue(group, out var members))
             return;
         foreach (var member in members)
-            _local.SendToSession(member.Key, message);
+            DeliverToSession(member.Key, message, origin);
+    }
+
+    // The two places local sessions are handed a message: counted there (an Enabled check when nobody listens).
+    private bool DeliverToSession(Guid sessionId, ReadOnlySpan<byte> message, KeyValuePair<string, object?>[] origin)
+    {
+        var delivered = _local.SendToSession(sessionId, message);
+        if (delivered && BackplaneTelemetry.Deliveries.Enabled)
+            BackplaneTelemetry.Deliveries.Add(1, origin);
+        return delivered;
+    }
+
+    private void DeliverToAll(ReadOnlySpan<byte> message, KeyValuePair<string, object?>[] origin)
+    {
+        if (_local.SendToAll(message) && BackplaneTelemetry.Deliveries.Enabled)
+            BackplaneTelemetry.Deliveries.Add(1, origin);
     }
 
     private void Report(Exception e) => PublishFailed?.Invoke(e);
@@ -159,6 +187,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     /// <summary>Stops the presence key, takes this node's sessions out of the Redis group sets and closes the connection.</summary>
     public async ValueTask DisposeAsync()
     {
+        BackplaneTelemetry.Remove(this);
         if (_presenceTimer is not null)
             await _presenceTimer.DisposeAsync().ConfigureAwait(false);
         if (_redis is null)
