@@ -25,8 +25,6 @@ public class MessageProtocol : StreamProtocol
 {
     internal override string DiagnosticName => "Messages";
 
-    internal override int MessageKind => Diagnostics.MessageMetrics.Messages;
-
     /// <summary>Default for <see cref="MaxMessageSize"/>: 16 MiB.</summary>
     public const int DefaultMaxMessageSize = 16 * 1024 * 1024;
 

@@ -79,9 +79,6 @@ public abstract class StreamProtocol
     /// <summary>The protocol's name in diagnostics ("HTTP", "WebSocket", "Messages"); the type's name for a protocol from elsewhere.</summary>
     internal virtual string DiagnosticName => GetType().Name;
 
-    /// <summary>The kind of message (<see cref="Diagnostics.MessageMetrics"/>) a multicast to a session of this protocol counts as; -1 for none (raw bytes).</summary>
-    internal virtual int MessageKind => -1;
-
     /// <summary>Sends what the protocol holds back for the calling thread (the connection is about to send or close from it).</summary>
     internal virtual void FlushHeld()
     {

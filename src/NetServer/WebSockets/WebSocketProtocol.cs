@@ -20,8 +20,6 @@ internal sealed partial class WebSocketProtocol : StreamProtocol, IDisposable
 {
     internal override string DiagnosticName => "WebSocket";
 
-    internal override int MessageKind => Diagnostics.MessageMetrics.WebSocket;
-
     private readonly IWebSocket _hooks;
     private readonly bool _isServer;
     private readonly WsDeadline _deadline;
