@@ -165,8 +165,9 @@ public sealed class BenchmarkCliTests
     public async Task Proto_typed_server_in_its_own_process_allocates_what_protobuf_net_does_per_message()
     {
         // The server's figures come from its own process: only its sessions allocate there. It
-        // needs three seconds with traffic for a steady-state window.
-        await using var server = ProgramProcess.Start(Cli, s_timeout, "proto", "echo", "--typed", "--role", "server", "-p", "0", "-z", "6", "-q");
+        // needs three seconds with traffic for a steady-state window; it runs 10 s so that the
+        // client's 4 s fit even when a loaded machine starts the client seconds late.
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "proto", "echo", "--typed", "--role", "server", "-p", "0", "-z", "10", "-q");
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
         await using var client = ProgramProcess.Start(Cli, s_timeout,
             "proto", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
@@ -319,8 +320,9 @@ public sealed class BenchmarkCliTests
     public async Task Ws_echo_server_in_its_own_process_allocates_nothing_per_message()
     {
         // The server's figures come from its own process: only its sessions allocate there. It
-        // needs three seconds with traffic for a steady-state window.
-        await using var server = ProgramProcess.Start(Cli, s_timeout, "ws", "echo", "--role", "server", "-p", "0", "-z", "6", "-q");
+        // needs three seconds with traffic for a steady-state window; it runs 10 s so that the
+        // client's 4 s fit even when a loaded machine starts the client seconds late.
+        await using var server = ProgramProcess.Start(Cli, s_timeout, "ws", "echo", "--role", "server", "-p", "0", "-z", "10", "-q");
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
         await using var client = ProgramProcess.Start(Cli, s_timeout,
             "ws", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
