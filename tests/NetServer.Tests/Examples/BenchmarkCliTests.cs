@@ -166,11 +166,12 @@ public sealed class BenchmarkCliTests
     {
         // The server's figures come from its own process: only its sessions allocate there. It
         // needs three seconds with traffic for a steady-state window; it runs 10 s so that the
-        // client's 4 s fit even when a loaded machine starts the client seconds late.
+        // client's 6 s (at least three active seconds after a slow, JIT-bound start) fit even when a
+        // loaded machine starts the client seconds late.
         await using var server = ProgramProcess.Start(Cli, s_timeout, "proto", "echo", "--typed", "--role", "server", "-p", "0", "-z", "10", "-q");
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
         await using var client = ProgramProcess.Start(Cli, s_timeout,
-            "proto", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
+            "proto", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "6", "-q");
 
         var measured = await ResultAsync(client);
         Assert.Equal(0, await client.WaitForExitAsync());
@@ -321,11 +322,12 @@ public sealed class BenchmarkCliTests
     {
         // The server's figures come from its own process: only its sessions allocate there. It
         // needs three seconds with traffic for a steady-state window; it runs 10 s so that the
-        // client's 4 s fit even when a loaded machine starts the client seconds late.
+        // client's 6 s (at least three active seconds after a slow, JIT-bound start) fit even when a
+        // loaded machine starts the client seconds late.
         await using var server = ProgramProcess.Start(Cli, s_timeout, "ws", "echo", "--role", "server", "-p", "0", "-z", "10", "-q");
         var port = PortOf(await server.WaitForLineAsync("Server listening on "));
         await using var client = ProgramProcess.Start(Cli, s_timeout,
-            "ws", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "4", "-q");
+            "ws", "echo", "--role", "client", "-p", port.ToString(CultureInfo.InvariantCulture), "-c", "2", "-z", "6", "-q");
         Assert.Equal(0, (await ResultAsync(client)).GetProperty("errors").GetInt64());
         Assert.Equal(0, await client.WaitForExitAsync());
 
