@@ -14,7 +14,11 @@ namespace NetServer.WebSockets;
 /// more comes out, and the message fails as <see cref="WsInflateFailure.TooBig"/> (a few KiB of
 /// zeros can inflate to gigabytes). Invalid deflate data fails as
 /// <see cref="WsInflateFailure.Corrupt"/>. After a failure the inflater refuses everything: the
-/// connection is to be closed.</para>
+/// connection is to be closed. A message that is both (more than the bound comes out before the
+/// data turns invalid) can fail either way, depending on how its frames were cut: zlib reports
+/// invalid data found in the same call that inflated the bytes before it, so with the invalid bytes
+/// in the same part the failure is Corrupt, and in a later part TooBig. Both close the connection;
+/// no more than the bound is ever held.</para>
 /// <para>With context takeover one <see cref="DeflateStream"/> lives as long as the connection
 /// (its window carries over); when the peer resets per message, the stream is made for each
 /// message and freed after it. A peer that ends a message with a final block (BFINAL, RFC 7692
