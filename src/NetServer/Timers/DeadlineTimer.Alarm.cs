@@ -4,7 +4,7 @@ using NetServer.Timers;
 
 namespace NetServer;
 
-// How a wait ends: the alarm on the clock, the waiters, and OnTimer run on the thread pool.
+// How a wait ends: the alarm on the clock, the waiters, and OnTimer run on the thread pool or a service's loop.
 public partial class DeadlineTimer
 {
     private void CancelWaiters(Waiters waiters)
@@ -91,12 +91,26 @@ public partial class DeadlineTimer
 
     // The timer's entry on the clock; also the thread-pool work item that runs the timer's
     // outcomes, so neither arming nor dispatching needs a new object.
-    private sealed partial class Alarm : TimerEntry
+    private sealed partial class Alarm : TimerEntry, ILoopWork
     {
         private readonly DeadlineTimer _owner;
+        private readonly IoService? _service;
 
-        public Alarm(DeadlineTimer owner, TimerWheel wheel)
-            : base(wheel) => _owner = owner;
+        public Alarm(DeadlineTimer owner, TimerWheel wheel, IoService? service)
+            : base(wheel)
+        {
+            _owner = owner;
+            _service = service;
+        }
+
+        /// <summary>Runs the outcomes on a loop of the timer's service, or on the thread pool (no service, or it is stopped).</summary>
+        public void Queue()
+        {
+            if (_service is null || !_service.NextLoop().Post(this))
+                QueueOnPool();
+        }
+
+        void ILoopWork.Execute() => _owner.RunOutcomes();
 
         protected override void OnExpired() => _owner.Expire();
     }

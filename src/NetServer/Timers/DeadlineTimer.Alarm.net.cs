@@ -9,6 +9,6 @@ public partial class DeadlineTimer
     {
         void IThreadPoolWorkItem.Execute() => _owner.RunOutcomes();
 
-        public void Queue() => ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        private void QueueOnPool() => ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
     }
 }

@@ -9,6 +9,6 @@ public partial class DeadlineTimer
     {
         private static readonly WaitCallback s_run = static state => ((Alarm)state!)._owner.RunOutcomes();
 
-        public void Queue() => ThreadPool.UnsafeQueueUserWorkItem(s_run, this);
+        private void QueueOnPool() => ThreadPool.UnsafeQueueUserWorkItem(s_run, this);
     }
 }

@@ -18,8 +18,9 @@ namespace NetServer;
 /// <see cref="Dispose()"/>, or when the token of an awaited wait is cancelled. Then
 /// <see cref="OnTimer"/> (by default: the action given to the constructor or
 /// <see cref="Setup(Action{bool})"/>) runs once with <c>canceled</c> false for an expiry, true
-/// otherwise. It runs on a thread-pool thread, never on the clock's own thread and never
-/// concurrently with itself for one timer. Blocked and awaiting waiters are released when the
+/// otherwise. It runs on a thread-pool thread (on a loop of the <see cref="IoService"/> given
+/// to the constructor, if any), never on the clock's own thread and never concurrently with
+/// itself for one timer. Blocked and awaiting waiters are released when the
 /// wait ends, not after <see cref="OnTimer"/> returns.
 /// </para>
 /// <para>
@@ -70,7 +71,20 @@ public partial class DeadlineTimer : IDisposable
     public DeadlineTimer(Action<bool> action)
         : this(TimerWheel.Shared) => _action = action ?? throw new ArgumentNullException(nameof(action));
 
-    internal DeadlineTimer(TimerWheel wheel) => _alarm = new Alarm(this, wheel);
+    /// <summary>
+    /// A timer whose <see cref="OnTimer"/> runs on a loop of <paramref name="service"/> (on the
+    /// thread pool while the service is stopped); the waiting is on the shared clock as for any timer.
+    /// </summary>
+    public DeadlineTimer(IoService service)
+        : this(TimerWheel.Shared, service ?? throw new ArgumentNullException(nameof(service)))
+    {
+    }
+
+    /// <summary>A timer that calls <paramref name="action"/> (with <c>canceled</c>) on a loop of <paramref name="service"/> when a wait ends.</summary>
+    public DeadlineTimer(IoService service, Action<bool> action)
+        : this(service) => _action = action ?? throw new ArgumentNullException(nameof(action));
+
+    internal DeadlineTimer(TimerWheel wheel, IoService? service = null) => _alarm = new Alarm(this, wheel, service);
 
     /// <summary>
     /// The expiry as a UTC time: the time given to <see cref="Setup(DateTime)"/>, or after

@@ -1,0 +1,231 @@
+using System.Collections.Concurrent;
+
+namespace NetServer;
+
+/// <summary>
+/// One event loop of an <see cref="IoService"/>: a thread of its own that runs the work posted to
+/// it one item at a time, in the order posted. Work pinned to one loop never runs concurrently with
+/// itself, so state that only that loop touches needs no lock.
+/// </summary>
+/// <remarks>
+/// <see cref="Post(Action)"/> queues (allocation-free for a cached delegate, apart from the
+/// queue's segments) and wakes the loop only when it sleeps; <see cref="Dispatch(Action)"/> runs
+/// at once when called on this loop's thread. An exception thrown by posted work goes to
+/// <see cref="IoService.OnError"/> and the loop goes on with the next item.
+/// </remarks>
+public sealed class IoLoop
+{
+    [ThreadStatic]
+    private static IoLoop? t_current;
+
+    private readonly ConcurrentQueue<object> _queue = new(); // Action, or (Action<object?>, object?) as a Posted, or an ILoopWork
+    private readonly object _gate = new();
+    private int _sleeping; // 1 while the loop is about to wait or waiting on _gate (Interlocked: a full fence before it checks the queue)
+    private volatile bool _accepting; // Post takes work (the service is started and this loop not stopping)
+    private int _posting; // posts between their check of _accepting and their enqueue: a stop waits for them
+    private volatile bool _stopping;
+    private Thread? _thread;
+
+    internal IoLoop(IoService service, int index)
+    {
+        Service = service;
+        Index = index;
+    }
+
+    /// <summary>The service this loop belongs to.</summary>
+    public IoService Service { get; }
+
+    /// <summary>This loop's position in <see cref="IoService.Loops"/>.</summary>
+    public int Index { get; }
+
+    /// <summary>True when called on this loop's thread.</summary>
+    public bool IsCurrent => t_current == this;
+
+    /// <summary>The loop whose thread is calling, or null on any other thread.</summary>
+    internal static IoLoop? Current => t_current;
+
+    /// <summary>Work queued and not yet run (a snapshot).</summary>
+    public int Pending => _queue.Count;
+
+    /// <summary>
+    /// Queues <paramref name="action"/> to run on this loop after the work queued before it. Never
+    /// runs it inline, even on the loop's own thread.
+    /// </summary>
+    /// <returns>False when the service is not started (the action will not run).</returns>
+    public bool Post(Action action)
+    {
+        if (action is null)
+            ThrowHelper.ThrowArgumentNull(nameof(action));
+        return Enqueue(action);
+    }
+
+    /// <summary>Queues <paramref name="action"/> with <paramref name="state"/> (see <see cref="Post(Action)"/>; allocates a small pair object).</summary>
+    /// <returns>False when the service is not started (the action will not run).</returns>
+    public bool Post(Action<object?> action, object? state)
+    {
+        if (action is null)
+            ThrowHelper.ThrowArgumentNull(nameof(action));
+        return Enqueue(new Posted(action, state));
+    }
+
+    /// <summary>
+    /// Runs <paramref name="action"/> now when called on this loop's thread (before this call
+    /// returns), otherwise posts it (see <see cref="Post(Action)"/>).
+    /// </summary>
+    /// <returns>False when it had to be posted and the service is not started.</returns>
+    public bool Dispatch(Action action)
+    {
+        if (action is null)
+            ThrowHelper.ThrowArgumentNull(nameof(action));
+        if (!IsCurrent)
+            return Enqueue(action);
+        Run(action);
+        return true;
+    }
+
+    /// <summary>Queues engine work (no delegate): false when the service is not started.</summary>
+    internal bool Post(ILoopWork work) => Enqueue(work);
+
+    private bool Enqueue(object item)
+    {
+        Interlocked.Increment(ref _posting);
+        if (!_accepting)
+        {
+            Interlocked.Decrement(ref _posting);
+            return false;
+        }
+
+        _queue.Enqueue(item);
+        Interlocked.Decrement(ref _posting);
+
+        // The enqueue is a full fence: either the loop's check of the queue (after it set
+        // _sleeping) sees the item, or this read sees _sleeping set and the pulse wakes it.
+        if (Volatile.Read(ref _sleeping) != 0)
+        {
+            lock (_gate)
+                Monitor.Pulse(_gate);
+        }
+
+        return true;
+    }
+
+    internal void Start(bool polling)
+    {
+        _stopping = false;
+        _accepting = true;
+        var ready = new TaskCompletionSource<bool>();
+        _thread = new Thread(() => RunThread(polling, ready)) { IsBackground = true, Name = $"NetServer loop {Index}" };
+        _thread.Start();
+        ready.Task.Wait(); // OnThreadInitialize has run: the service's OnStarted comes after every loop's
+    }
+
+    /// <summary>Stops taking work, lets the loop run what was queued before, and waits for its thread to end.</summary>
+    internal void Stop()
+    {
+        _accepting = false;
+
+        // A post that saw _accepting still set finishes its enqueue before the loop's last drain.
+        var spin = default(SpinWait);
+        while (Volatile.Read(ref _posting) != 0)
+            spin.SpinOnce();
+        _stopping = true;
+        lock (_gate)
+            Monitor.Pulse(_gate);
+        _thread?.Join();
+        _thread = null;
+    }
+
+    private void RunThread(bool polling, TaskCompletionSource<bool> ready)
+    {
+        t_current = this;
+        Service.ThreadStarted();
+        ready.SetResult(true);
+        try
+        {
+            Loop(polling);
+        }
+        finally
+        {
+            Service.ThreadEnded();
+            t_current = null;
+        }
+    }
+
+    private void Loop(bool polling)
+    {
+        while (true)
+        {
+            var ran = RunQueued();
+            if (_stopping)
+            {
+                // Work queued before the stop still runs (what it posts to this loop now is refused).
+                while (RunQueued())
+                {
+                }
+
+                return;
+            }
+
+            if (ran)
+                continue;
+            if (polling)
+            {
+                Service.Idle();
+                continue;
+            }
+
+            lock (_gate)
+            {
+                Interlocked.Exchange(ref _sleeping, 1);
+                if (_queue.IsEmpty && !_stopping)
+                    Monitor.Wait(_gate);
+                Volatile.Write(ref _sleeping, 0);
+            }
+        }
+    }
+
+    // Runs at most what is queued now (work it posts waits for the next turn), so a loop that keeps
+    // posting to itself still reaches its stop check and its idle hook.
+    private bool RunQueued()
+    {
+        var count = _queue.Count;
+        var ran = false;
+        for (var i = 0; i < count && _queue.TryDequeue(out var item); i++)
+        {
+            ran = true;
+            Run(item);
+        }
+
+        return ran;
+    }
+
+    private void Run(object item)
+    {
+        try
+        {
+            switch (item)
+            {
+                case Action action:
+                    action();
+                    break;
+                case Posted posted:
+                    posted.Action(posted.State);
+                    break;
+                default:
+                    ((ILoopWork)item).Execute();
+                    break;
+            }
+        }
+        catch (Exception e)
+        {
+            Service.ReportError(e);
+        }
+    }
+
+    private sealed class Posted(Action<object?> action, object? state)
+    {
+        public Action<object?> Action { get; } = action;
+
+        public object? State { get; } = state;
+    }
+}
