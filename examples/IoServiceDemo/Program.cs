@@ -1,0 +1,63 @@
+// An IoService of two loops: where posted and dispatched work runs, counters kept without locks by
+// pinning each key to one loop, and a DeadlineTimer whose callback runs on a loop.
+//   dotnet run --project examples/IoServiceDemo -- [words]
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using NetServer;
+using NetServer.Examples.IoServiceDemo;
+
+var words = args.Length > 0 ? int.Parse(args[0], System.Globalization.CultureInfo.InvariantCulture) : 100_000;
+using var service = new DemoService(threads: 2);
+service.Start();
+
+// 1. Dispatch runs inline on a loop, Post always queues: the numbers show the order things ran in.
+using (var done = new CountdownEvent(1))
+{
+    service.Post(() =>
+    {
+        Console.WriteLine($"1 posted work, on {Thread.CurrentThread.Name}");
+        service.Post(() =>
+        {
+            Console.WriteLine("4 posted from a loop: runs after the work that posted it");
+            done.Signal();
+        });
+        service.Dispatch(() => Console.WriteLine("2 dispatched from a loop: runs inline"));
+        Console.WriteLine("3 back in the posted work");
+    });
+    done.Wait();
+}
+
+// 2. Each word is counted on the loop its hash picks: one thread per dictionary, so no lock.
+var counts = new Dictionary<string, int>[service.Threads];
+for (var i = 0; i < counts.Length; i++)
+    counts[i] = new Dictionary<string, int>();
+string[] vocabulary = ["alpha", "beta", "gamma", "delta", "epsilon"];
+for (var i = 0; i < words; i++)
+{
+    var word = vocabulary[i % vocabulary.Length];
+    var shard = (word.GetHashCode() & int.MaxValue) % service.Threads;
+    var table = counts[shard];
+    service.Loops[shard].Post(() => table[word] = table.GetValueOrDefault(word) + 1);
+}
+
+// 3. A timer on the service: its callback runs on one of the loops, not on the thread pool.
+using var finished = new ManualResetEventSlim();
+using var timer = new DeadlineTimer(service, canceled =>
+{
+    Console.WriteLine($"timer {(canceled ? "canceled" : "expired")} on {Thread.CurrentThread.Name}");
+    finished.Set();
+});
+timer.Setup(TimeSpan.FromMilliseconds(100));
+timer.WaitAsync();
+finished.Wait();
+
+// Stop runs what is still queued, then ends the loops: the tables are final and safe to read here.
+service.Stop();
+foreach (var word in vocabulary)
+{
+    var shard = (word.GetHashCode() & int.MaxValue) % service.Threads;
+    Console.WriteLine($"{word}: {counts[shard][word]} (loop {shard})");
+}
+
+Console.WriteLine($"errors: {service.Errors}");
