@@ -7,11 +7,11 @@ namespace NetServer.Redis.Tests;
 /// <summary>A fact skipped with the reason when redis-server cannot run.</summary>
 public sealed class RedisFactAttribute : FactAttribute
 {
-    private static readonly Lazy<string?> s_failure = new(() => ToolProbe.Failure("redis-server", ["--version"], TimeSpan.FromSeconds(10), "build/install-tools.sh"));
+    internal static readonly Lazy<string?> Failure = new(() => ToolProbe.Failure("redis-server", ["--version"], TimeSpan.FromSeconds(10), "build/install-tools.sh"));
 
     public RedisFactAttribute()
     {
-        if (s_failure.Value is { } failure)
+        if (Failure.Value is { } failure)
             Skip = failure;
     }
 }

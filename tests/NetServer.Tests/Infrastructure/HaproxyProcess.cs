@@ -1,6 +1,8 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -9,9 +11,9 @@ using System.Threading.Tasks;
 namespace NetServer.Tests.Infrastructure;
 
 /// <summary>
-/// A real HAProxy in TCP mode on a free loopback port, forwarding to one backend with the given
-/// server options (<c>send-proxy</c>, <c>send-proxy-v2</c>, ...). Started in the foreground and
-/// killed when disposed, with its config in a temporary directory.
+/// A real HAProxy in TCP mode on a free loopback port, forwarding to one backend, or round-robin to
+/// several, with the given server options (<c>send-proxy</c>, <c>send-proxy-v2</c>, ...). Started in
+/// the foreground and killed when disposed, with its config in a temporary directory.
 /// </summary>
 internal sealed class HaproxyProcess : IAsyncDisposable
 {
@@ -29,12 +31,16 @@ internal sealed class HaproxyProcess : IAsyncDisposable
     /// <summary>Where clients connect.</summary>
     public IPEndPoint Endpoint { get; }
 
-    public static async Task<HaproxyProcess> StartAsync(EndPoint backend, string serverOptions)
+    public static Task<HaproxyProcess> StartAsync(EndPoint backend, string serverOptions) => StartAsync([backend], serverOptions);
+
+    /// <summary>Balances connections round-robin over <paramref name="backends"/>: consecutive connections go to consecutive backends, in order.</summary>
+    public static async Task<HaproxyProcess> StartAsync(IReadOnlyList<EndPoint> backends, string serverOptions)
     {
         var directory = Path.Combine(Path.GetTempPath(), "netserver-haproxy-" + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(directory);
         var port = FreePort();
-        var target = backend is IPEndPoint ip ? $"{ip.Address}:{ip.Port}" : "unix@" + backend;
+        var servers = string.Join("\n    ", backends.Select((backend, i) =>
+            $"server netserver{i + 1} {(backend is IPEndPoint ip ? $"{ip.Address}:{ip.Port}" : "unix@" + backend)} {serverOptions}"));
         var config = Path.Combine(directory, "haproxy.cfg");
         await File.WriteAllTextAsync(config, $"""
             global
@@ -48,7 +54,8 @@ internal sealed class HaproxyProcess : IAsyncDisposable
                 bind 127.0.0.1:{port}
                 default_backend back
             backend back
-                server netserver {target} {serverOptions}
+                balance roundrobin
+                {servers}
 
             """);
 
