@@ -14,6 +14,7 @@
 #   BASELINE=DIR                             adds "baseline": the http server of another netserver-bench
 #                                            build (DIR holds its netserver-bench), for a before/after
 #                                            of a library change with the same wrk runs
+#   NO_BUILD=1                               runs the servers as built (build/bench.sh has just built them)
 #   RESULTS=FILE                             where the medians go as JSON lines, appended (default
 #                                            artifacts/bench/results-web.jsonl; benchmarks/README.md)
 # Scenarios: get (one request in flight per connection), pipeline (DEPTH requests written at once
@@ -114,12 +115,12 @@ start() {
   fi
   case "$name" in
     kestrel)
-      dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+      [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
       benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats ${HTTPS:+--https} > "$work/$name.out" 2> "$work/$name.stats" & ;;
     ours | baseline)
       local binary=benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench certs=()
       if [ "$name" = ours ]; then
-        dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+        [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
       else
         # Another build finds no certs/ above its own folder: name ours.
         binary="$BASELINE/netserver-bench"

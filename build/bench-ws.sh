@@ -13,6 +13,7 @@
 #   BASELINE=DIR                           adds "baseline": the ws server of another netserver-bench
 #                                          build (DIR holds its netserver-bench), for a before/after
 #                                          of a library change with the same client
+#   NO_BUILD=1                             runs the servers as built (build/bench.sh has just built them)
 #   RESULTS=FILE                           where the medians go as JSON lines, appended (default
 #                                          artifacts/bench/results-web.jsonl; benchmarks/README.md)
 # Every run's line starts with the load average before it. Figures: messages/s as our client counts
@@ -42,8 +43,10 @@ results="${RESULTS:-artifacts/bench/results-web.jsonl}"
 # shellcheck source=build/bench-results.sh
 source build/bench-results.sh
 
-dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
-dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+if [ -z "${NO_BUILD:-}" ]; then
+  dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+  dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+fi
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-ws.XXXXXX")

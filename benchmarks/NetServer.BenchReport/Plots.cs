@@ -51,11 +51,12 @@ internal static class Plots
                 ], log: false));
         }
         // One plot per unit, on a linear scale, so a server's lead reads as the bars' heights.
+        // Every plot gets every server, so a server keeps its colour where another one is missing.
         var comparisons = ServerComparison.From(results);
+        var servers = ServerComparison.Servers(comparisons);
         foreach (var unit in comparisons.Select(c => c.Unit).Distinct())
         {
             var ofUnit = comparisons.Where(c => c.Unit == unit).ToList();
-            var servers = ServerComparison.Servers(ofUnit);
             files.Add(Grouped(Path.Combine(directory, ServersFile(unit)), $"Against Kestrel and nginx: {unit} per scenario, each server in its own process",
                 unit, ofUnit.Select(c => c.Scenario).ToArray(),
                 servers.Select(s => (ServerComparison.DisplayName(s), ofUnit.Select(c => c.Throughput.TryGetValue(s, out var v) ? v : (double?)null).ToArray())).ToList(),
@@ -67,8 +68,9 @@ internal static class Plots
     /// <summary>Bars grouped per label, one colour per series; a missing figure leaves a gap.</summary>
     private static string Grouped(string path, string title, string axis, string[] labels, List<(string Name, double?[] Values)> series, bool log, bool valueLabels = false)
     {
-        // A figure no run measured (p90 today) gets no colour and no legend entry.
-        series = series.Where(s => s.Values.Any(v => v is not null)).ToList();
+        // A figure no run measured (p90 today) gets no bar and no legend entry; the others keep their colours.
+        var colours = Enumerable.Range(0, series.Count).Where(s => series[s].Values.Any(v => v is not null)).ToList();
+        series = colours.Select(s => series[s]).ToList();
         var plot = new Plot();
         var palette = new ScottPlot.Palettes.Category10();
         var width = 0.8 / series.Count;
@@ -84,13 +86,13 @@ internal static class Plots
                     Position = i - 0.4 + width * (s + 0.5),
                     Value = log ? Math.Log10(value) : value,
                     Size = width,
-                    FillColor = palette.GetColor(s),
+                    FillColor = palette.GetColor(colours[s]),
                     Label = valueLabels ? Short(value) : "",
                 });
             }
             var plotted = plot.Add.Bars(bars);
             plotted.LegendText = series[s].Name;
-            plotted.Color = palette.GetColor(s);
+            plotted.Color = palette.GetColor(colours[s]);
         }
         plot.Axes.Bottom.SetTicks(Enumerable.Range(0, labels.Length).Select(i => (double)i).ToArray(), labels);
         plot.Axes.Bottom.TickLabelStyle.Rotation = 90;
