@@ -84,7 +84,7 @@ start_nginx() {
   for _ in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 40000))
     ! (: < "/dev/tcp/127.0.0.1/$port") 2> /dev/null || continue
-    sed -e "s|@WORK@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@SSL@|${HTTPS:+ssl}|g" -e "s|@CERTS@|$PWD/certs|g" \
+    sed -e "s|@WORK@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@SSL@|${HTTPS:+ssl}|g" -e "s|@CERTS@|$PWD/certs|g" -e "s|@WORKERS@|${NGINX_WORKERS:-1}|g" \
       benchmarks/nginx/bench.conf > "$dir/nginx.conf"
     nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;' > "$work/nginx.out" 2>&1 &
     for _ in $(seq 100); do
