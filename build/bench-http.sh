@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # HTTP/1.1 load with wrk: keep-alive GET, pipelined GET and the seeds' TRACE, with 1 and 100
 # connections, in rounds, and the median of each figure.
-#   build/bench-http.sh                      starts kestrel-reference (Kestrel, the reference) and
+#   build/bench-http.sh                      starts kestrel-reference (Kestrel, the reference), nginx
+#                                            (when installed: benchmarks/nginx/bench.conf) and
 #                                            netserver-bench's http server (ours) and runs every
-#                                            round against both, alternately (Kestrel, ours, ...)
-#   SERVERS=kestrel build/bench-http.sh      only one of them (kestrel or ours)
+#                                            round against each, alternately (Kestrel, nginx, ours, ...)
+#   SERVERS=kestrel build/bench-http.sh      only some of them (kestrel, nginx, ours)
 #   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running, alone
 #   ROUNDS=5 SECONDS_PER_RUN=10 CONNECTIONS="1 100" DEPTH=16 SCENARIOS="get pipeline trace" THREADS=1
 #   HTTPS=1                                  both servers over TLS (certs/server.pfx)
@@ -13,6 +14,9 @@
 #   BASELINE=DIR                             adds "baseline": the http server of another netserver-bench
 #                                            build (DIR holds its netserver-bench), for a before/after
 #                                            of a library change with the same wrk runs
+#   NO_BUILD=1                               runs the servers as built (build/bench.sh has just built them)
+#   RESULTS=FILE                             where the medians go as JSON lines, appended (default
+#                                            artifacts/bench/results-web.jsonl; benchmarks/README.md)
 # Scenarios: get (one request in flight per connection), pipeline (DEPTH requests written at once
 # per connection: benchmarks/wrk/pipeline.lua), trace (TRACE with an empty body, one in flight:
 # benchmarks/wrk/trace.lua). Every run's line starts with the load average before it. Figures:
@@ -23,7 +27,12 @@
 # handshakes among them, which are not per request) and the server process's
 # CPU time (user + system, /proc/PID/stat) per request, which other work on the machine disturbs
 # less than the rate; with both, the ratio ours / Kestrel of the median requests/s and the median of
-# the rounds' ratios (each round's runs are seconds apart). wrk comes from build/install-tools.sh.
+# the rounds' ratios (each round's runs are seconds apart). wrk and nginx come from
+# build/install-tools.sh. nginx answers GET as the other two do (status, Content-Type, body; its
+# responses carry two more fields) but TRACE with 405, so it sits out the trace scenario; it
+# allocates no managed memory (no B/request), and its CPU time is its master's and workers'.
+# The medians also go to RESULTS as JSON lines (build/bench-results.sh), each server's with Kestrel's
+# of the same scenario and connections as its reference, for benchmarks/NetServer.BenchReport.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-3}"
@@ -32,9 +41,19 @@ connections="${CONNECTIONS:-1 100}"
 depth="${DEPTH:-16}"
 scenarios="${SCENARIOS:-get pipeline trace}"
 threads="${THREADS:-1}"
-servers="${SERVERS:-kestrel ours}"
+results="${RESULTS:-artifacts/bench/results-web.jsonl}"
+if [ -n "${SERVERS:-}" ]; then
+  servers="$SERVERS"
+elif command -v nginx > /dev/null; then
+  servers="kestrel nginx ours"
+else
+  servers="kestrel ours"
+  echo "bench-http: nginx is not installed (build/install-tools.sh installs it): no nginx series"
+fi
 [ -z "${BASELINE:-}" ] || servers="$servers baseline"
 command -v wrk > /dev/null || { echo "bench-http: wrk is missing (build/install-tools.sh installs it)" >&2; exit 2; }
+# shellcheck source=build/bench-results.sh
+source build/bench-results.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
 pids=()
@@ -45,23 +64,63 @@ cleanup() {
 trap cleanup EXIT
 
 declare -A url stats pid_of
+# Whether server $1 runs scenario $2: nginx refuses TRACE (405, in its core), so not trace.
+serves() { [ "$1" != nginx ] || [ "$2" != trace ]; }
+if [[ " $servers " == *" nginx "* && " $scenarios " == *" trace "* ]]; then
+  echo "bench-http: nginx answers TRACE with 405 (nginx's core refuses the method): nginx sits out the trace scenario"
+fi
 if [ -n "${1:-}" ]; then
   servers=given
   url[given]="$1"
   echo "Server: $1"
 fi
 
+# nginx on a free port of 127.0.0.1, in the foreground, its files in $work/nginx: sets url[nginx]
+# and leaves it the last background job (start() takes its pid). nginx cannot bind port 0 and say
+# which port it got, so a port is drawn, and drawn again if nginx could not bind it.
+start_nginx() {
+  local dir="$work/nginx" port
+  mkdir -p "$dir"
+  for _ in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 40000))
+    ! (: < "/dev/tcp/127.0.0.1/$port") 2> /dev/null || continue
+    sed -e "s|@WORK@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@SSL@|${HTTPS:+ssl}|g" -e "s|@CERTS@|$PWD/certs|g" -e "s|@WORKERS@|${NGINX_WORKERS:-1}|g" \
+      benchmarks/nginx/bench.conf > "$dir/nginx.conf"
+    nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;' > "$work/nginx.out" 2>&1 &
+    for _ in $(seq 100); do
+      kill -0 $! 2> /dev/null || break
+      if (: < "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
+        url[nginx]="http${HTTPS:+s}://127.0.0.1:$port/"
+        return
+      fi
+      sleep 0.1
+    done
+    kill -TERM $! 2> /dev/null || true
+    wait $! 2> /dev/null || true
+  done
+  echo "bench-http: nginx did not start" >&2
+  cat "$dir/error.log" "$work/nginx.out" >&2
+  exit 1
+}
+
 # Starts server $1 on a free port; its stdout goes to $work/$1.out, its per-second lines to $work/$1.stats.
 start() {
   local name=$1 line
+  if [ "$name" = nginx ]; then
+    start_nginx
+    pids+=($!)
+    pid_of[$name]=$!
+    echo "Server: $name at ${url[$name]} (pid $!)"
+    return
+  fi
   case "$name" in
     kestrel)
-      dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+      [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
       benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats ${HTTPS:+--https} > "$work/$name.out" 2> "$work/$name.stats" & ;;
     ours | baseline)
       local binary=benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench certs=()
       if [ "$name" = ours ]; then
-        dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+        [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
       else
         # Another build finds no certs/ above its own folder: name ours.
         binary="$BASELINE/netserver-bench"
@@ -71,7 +130,7 @@ start() {
       # shellcheck disable=SC2086
       "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" ${OURS_ARGS:-} \
         > "$work/$name.out" 2> "$work/$name.stats" & ;;
-    *) echo "bench-http: unknown server $name (kestrel, ours, baseline)" >&2; exit 2 ;;
+    *) echo "bench-http: unknown server $name (kestrel, nginx, ours, baseline)" >&2; exit 2 ;;
   esac
   pids+=($!)
   pid_of[$name]=$!
@@ -87,8 +146,14 @@ start() {
 }
 [ -n "${1:-}" ] || for server in $servers; do start "$server"; done
 
-# CPU time (user + system) of server $1 so far, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${pid_of[$1]}/stat"; }
+# CPU time (user + system) of server $1 so far, in clock ticks: its process's and its children's
+# (nginx's workers; the .NET servers have none).
+cpu_ticks() {
+  local pid=${pid_of[$1]}
+  # shellcheck disable=SC2046
+  cat "/proc/$pid/stat" $(cat /proc/"$pid"/task/*/children 2> /dev/null | xargs -r printf '/proc/%s/stat ') 2> /dev/null |
+    awk '{ t += $14 + $15 } END { print t }'
+}
 ticks_per_second=$(getconf CLK_TCK)
 
 # wrk's latency with its unit, in microseconds.
@@ -120,7 +185,7 @@ run() { # server scenario connections seconds -> wrk's output
 }
 
 echo "Warm-up: 2 s of each scenario with 100 connections"
-for server in $servers; do for scenario in $scenarios; do run "$server" "$scenario" 100 2 > /dev/null; done; done
+for server in $servers; do for scenario in $scenarios; do ! serves "$server" "$scenario" || run "$server" "$scenario" 100 2 > /dev/null; done; done
 
 declare -A rps p99 bpr cpu ratios
 for round in $(seq "$rounds"); do
@@ -128,6 +193,7 @@ for round in $(seq "$rounds"); do
     for c in $connections; do
       declare -A this_round=()
       for server in $servers; do
+        serves "$server" "$scenario" || continue
         load=$(cut -d' ' -f1 /proc/loadavg)
         before=0
         [ -z "${stats[$server]:-}" ] || before=$(wc -l < "${stats[$server]}")
@@ -154,7 +220,7 @@ for round in $(seq "$rounds"); do
           "$requests" "${latency/%[0-9]/& us}" "$allocated" "$cpu_ns" "$errors"
       done
       k="${this_round[kestrel]:-}"
-      for other in ours baseline; do
+      for other in ours nginx baseline; do
         o="${this_round[$other]:-}"
         if [ -n "$k" ] && [ -n "$o" ]; then ratios["$other $scenario c=$c"]+="$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.3f", o / k }') "; fi
       done
@@ -170,28 +236,43 @@ echo "Median of $rounds runs of $seconds s (wrk -t$threads, pipeline depth $dept
 echo
 echo "| server | scenario | connections | requests/s | p99 latency | B/request | server CPU ns/request |"
 echo "|---|---|---:|---:|---:|---:|---:|"
+# label SCENARIO CONNECTIONS SERVER: the run's name in RESULTS, e.g. "http get (wrk), 100 connection(s), kestrel".
+label() {
+  local name=$1
+  [ "$1" != pipeline ] || name="pipeline $depth"
+  echo "http${HTTPS:+s} $name (wrk), $2 connection(s), $3"
+}
 for scenario in $scenarios; do
   for c in $connections; do
     for server in $servers; do
+      serves "$server" "$scenario" || continue
       key="$server $scenario c=$c"
-      l=$(median_of "${p99[$key]}")
-      [ "$l" = "?" ] && l="n/a" || l="$l us"
+      p=$(median_of "${p99[$key]}")
+      [ "$p" = "?" ] && l="n/a" || l="$p us"
       b=$(median_of "${bpr[$key]}")
       n=$(median_of "${cpu[$key]}")
-      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$server" "$scenario" "$c" "$(median_of "${rps[$key]}")" "$l" "${b/\?/-}" "${n/\?/-}"
+      r=$(median_of "${rps[$key]}")
+      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$server" "$scenario" "$c" "$r" "$l" "${b/\?/-}" "${n/\?/-}"
+      reference=""
+      [ "$server" = kestrel ] || [[ " $servers " != *" kestrel "* ]] || reference=$(label "$scenario" "$c" kestrel)
+      result_line "$results" "$(label "$scenario" "$c" "$server")" "$reference" protocol "http${HTTPS:+s}" scenario "$scenario" \
+        server "$server" client wrk clients "$c" seconds "$seconds" rounds "$rounds" messagesPerSecond "$r" \
+        p99Ns "$(awk -v p="$p" 'BEGIN { if (p != "?") printf "%.0f", p * 1000; else print "?" }')" \
+        allocatedBytesPerMessage "$b" serverCpuNsPerMessage "$n"
     done
   done
 done
 
-if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|baseline)" " ]]; then
+if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|nginx|baseline)" " ]]; then
     echo
     echo "Ratio to Kestrel of the median requests/s, and the median of the rounds' ratios (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
     echo
     echo "| server | scenario | connections | ratio of the medians | median of the rounds' ratios |"
     echo "|---|---|---:|---:|---:|"
-    for other in ours baseline; do
+    for other in ours nginx baseline; do
       [[ " $servers " == *" $other "* ]] || continue
       for scenario in $scenarios; do
+        serves "$other" "$scenario" || continue
         for c in $connections; do
           k=$(median_of "${rps[kestrel $scenario c=$c]}")
           o=$(median_of "${rps[$other $scenario c=$c]}")
@@ -201,3 +282,5 @@ if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|baseline)" " ]];
       done
     done
 fi
+echo
+echo "Medians as JSON lines: $results"

@@ -13,6 +13,9 @@
 #   BASELINE=DIR                           adds "baseline": the ws server of another netserver-bench
 #                                          build (DIR holds its netserver-bench), for a before/after
 #                                          of a library change with the same client
+#   NO_BUILD=1                             runs the servers as built (build/bench.sh has just built them)
+#   RESULTS=FILE                           where the medians go as JSON lines, appended (default
+#                                          artifacts/bench/results-web.jsonl; benchmarks/README.md)
 # Every run's line starts with the load average before it. Figures: messages/s as our client counts
 # them; the server process's CPU time (user + system, /proc/PID/stat) per message during the run,
 # which other work on the machine disturbs less than the rate; and the bytes each server allocated
@@ -20,7 +23,9 @@
 # lines: the same words; the first and last seconds of a run, with the connects and disconnects, are
 # left out). Then the median of each, the ratio
 # ours / Kestrel of the median messages/s and the median of the rounds' ratios (each round's runs are
-# seconds apart).
+# seconds apart). The medians also go to RESULTS as JSON lines (build/bench-results.sh), ours' and
+# the baseline's with Kestrel's of the same protocol and clients as their reference, for
+# benchmarks/NetServer.BenchReport.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
@@ -34,9 +39,14 @@ servers="${SERVERS:-kestrel ours}"
 [ -z "${BASELINE:-}" ] || servers="$servers baseline"
 text=()
 [ -z "${TEXT:-}" ] || text=(--text)
+results="${RESULTS:-artifacts/bench/results-web.jsonl}"
+# shellcheck source=build/bench-results.sh
+source build/bench-results.sh
 
-dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
-dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+if [ -z "${NO_BUILD:-}" ]; then
+  dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
+  dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
+fi
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-ws.XXXXXX")
@@ -147,7 +157,14 @@ for protocol in $protocols; do
   for c in $clients; do
     for server in $servers; do
       key="$protocol $server c=$c"
-      printf '| %s | %s | %s | %s | %s | %s |\n' "$protocol" "$c" "$server" "$(median_of "${rate[$key]}")" "$(median_of "${cpu[$key]}")" "$(median_of "${alloc[$key]}")"
+      r=$(median_of "${rate[$key]}"); n=$(median_of "${cpu[$key]}"); b=$(median_of "${alloc[$key]}")
+      printf '| %s | %s | %s | %s | %s | %s |\n' "$protocol" "$c" "$server" "$r" "$n" "$b"
+      label="$protocol echo${TEXT:+ text} (own process), $c client(s)"
+      reference=""
+      [ "$server" = kestrel ] || [[ " $servers " != *" kestrel "* ]] || reference="$label, kestrel"
+      result_line "$results" "$label, $server" "$reference" protocol "$protocol" scenario echo server "$server" \
+        clients "$c" size "$size" seconds "$seconds" rounds "$rounds" messagesPerSecond "$r" \
+        allocatedBytesPerMessage "$b" serverCpuNsPerMessage "$n"
     done
   done
 done
@@ -167,3 +184,5 @@ if [[ " $servers " == *" kestrel "* && " $servers " == *" ours "* ]]; then
     done
   done
 fi
+echo
+echo "Medians as JSON lines: $results"

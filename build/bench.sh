@@ -33,7 +33,10 @@
 # process of its own), tcp latency against both servers with the same client, and the bytes our
 # UDP echo server (a process of its own) allocates per datagram. build/bench-ws.sh holds the ws and wss echo servers
 # against Kestrel's (kestrel-reference /ws) with the same client; build/bench-http.sh the http
-# server with wrk.
+# server against Kestrel and nginx with wrk. At the end, when kestrel-reference builds, a short run
+# of each (ws echo with 100 clients; http get with 100 connections when wrk is there, nginx when it
+# is installed; one round of 3 s, about 45 s together) writes artifacts/bench/results-web.jsonl,
+# which the report reads beside results.jsonl: its Kestrel and nginx series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-3}"
@@ -305,14 +308,36 @@ echo
 echo "Summary ($seconds s per run; client and server share this machine):"
 printf '  %s\n' "${summary[@]}"
 
-# The report: plots and summary.md from $results (benchmarks/NetServer.BenchReport). A failure here
-# leaves the text results above as they are.
+# Against Kestrel and nginx, each server in its own process, the same client for all: one short
+# round of bench-ws.sh and of bench-http.sh (NO_BUILD: both servers are built above), their medians
+# into $web_results. A missing tool skips its part with a line; a failure is reported and leaves the
+# rest alone.
+web_results="$results_dir/results-web.jsonl"
+: >"$web_results"
+echo
+if dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet >/dev/null; then
+  echo "== ws echo against Kestrel, 100 clients (build/bench-ws.sh, 1 round of 3 s)"
+  NO_BUILD=1 RESULTS="$web_results" ROUNDS=1 SECONDS_PER_RUN=3 WARMUP=2 PROTOCOLS=ws CLIENTS=100 build/bench-ws.sh 2>&1 | sed 's/^/  /' ||
+    echo "  bench-ws.sh failed (see above)"
+  if command -v wrk >/dev/null; then
+    echo "== http get against Kestrel (and nginx when installed), 100 connections (build/bench-http.sh, 1 round of 3 s)"
+    NO_BUILD=1 RESULTS="$web_results" ROUNDS=1 SECONDS_PER_RUN=3 SCENARIOS=get CONNECTIONS=100 build/bench-http.sh 2>&1 | sed 's/^/  /' ||
+      echo "  bench-http.sh failed (see above)"
+  else
+    echo "== http against Kestrel and nginx: skipped, wrk is missing (build/install-tools.sh installs it)"
+  fi
+else
+  echo "== against Kestrel: skipped, benchmarks/KestrelReference did not build"
+fi
+
+# The report: plots and summary.md from $results and $web_results (benchmarks/NetServer.BenchReport).
+# A failure here leaves the text results above as they are.
 report_dir="$results_dir/report"
 note="$seconds s per run on $(nproc) core(s), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; client and server share the machine, so figures from a busy machine are noisy."
 echo
 if dotnet build benchmarks/NetServer.BenchReport/NetServer.BenchReport.csproj -c Release --nologo -v quiet >/dev/null &&
-  dotnet benchmarks/NetServer.BenchReport/bin/Release/net10.0/netserver-benchreport.dll "$results" "$report_dir" "$note"; then
-  echo "Results: $results; report: $report_dir/summary.md"
+  dotnet benchmarks/NetServer.BenchReport/bin/Release/net10.0/netserver-benchreport.dll "$results" "$web_results" "$report_dir" "$note"; then
+  echo "Results: $results, $web_results; report: $report_dir/summary.md"
 else
   echo "Results: $results; the report failed (see above)" >&2
 fi

@@ -17,6 +17,9 @@
 #   redis-server        the Redis the scale-out backplane tests start on free ports (tests/NetServer.Redis.Tests)
 #   haproxy             the proxy the PROXY protocol tests start on free ports in front of NetServer
 #                       (send-proxy, send-proxy-v2: tests/NetServer.Tests/Proxy, docs/proxy-protocol.md)
+#   nginx               the HTTP reference server build/bench-http.sh starts on a free port beside
+#                       Kestrel and ours (benchmarks/nginx/bench.conf); where services start on
+#                       install, Debian's package also starts its own on port 80, which nothing here uses
 # Idempotent: only what is missing is installed, and apt-get update runs only then. Needs root for
 # apt-get (run as root, or have sudo). Prints the version of every tool at the end.
 set -euo pipefail
@@ -25,7 +28,7 @@ cd "$(dirname "$0")/.."
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps redis-server haproxy; do
+for package in wrk curl openssl chromium fonts-liberation python3-websockets testssl.sh iproute2 iptables procps redis-server haproxy nginx; do
   installed "$package" || missing+=("$package")
 done
 command -v node > /dev/null || missing+=(nodejs)
@@ -63,3 +66,4 @@ echo "  iproute2:           $(ip -V)"
 echo "  iptables:           $(iptables --version)"
 echo "  redis-server:       $(redis-server --version | cut -d' ' -f3)"
 echo "  haproxy:            $(haproxy -v | head -n 1 | cut -d' ' -f1-3)"
+echo "  nginx:              $(nginx -v 2>&1 | cut -d' ' -f3)"

@@ -21,19 +21,24 @@ internal sealed record BenchResult(
     double? P90Ns,
     double? P99Ns,
     double? P999Ns,
-    string? Reference)
+    string? Reference,
+    string? Server)
 {
     public bool HasLatency => P50Ns is not null || P99Ns is not null;
 
-    public static List<BenchResult> ReadAll(string path)
+    /// <summary>The lines of every file, in order (bench.sh's results.jsonl, then bench-http.sh's and bench-ws.sh's).</summary>
+    public static List<BenchResult> ReadAll(IEnumerable<string> paths)
     {
         var results = new List<BenchResult>();
-        foreach (var line in File.ReadLines(path))
+        foreach (var path in paths)
         {
-            if (string.IsNullOrWhiteSpace(line))
-                continue;
-            using var document = JsonDocument.Parse(line);
-            results.Add(From(document.RootElement));
+            foreach (var line in File.ReadLines(path))
+            {
+                if (string.IsNullOrWhiteSpace(line))
+                    continue;
+                using var document = JsonDocument.Parse(line);
+                results.Add(From(document.RootElement));
+            }
         }
         return results;
     }
@@ -49,7 +54,7 @@ internal sealed record BenchResult(
     {
         // Each scenario counts its own unit: messages, round trips (latency), handshakes, requests (http).
         var (throughput, unit) =
-            Number(e, "messagesPerSecond") is { } m ? (m, Text(e, "protocol") == "http" ? "req/s" : "msg/s")
+            Number(e, "messagesPerSecond") is { } m ? (m, Text(e, "protocol") is "http" or "https" ? "req/s" : "msg/s")
             : Number(e, "roundTripsPerSecond") is { } rt ? (rt, "rt/s")
             : Number(e, "handshakesPerSecond") is { } hs ? (hs, "hs/s")
             : ((double?)null, "");
@@ -68,7 +73,8 @@ internal sealed record BenchResult(
             Number(e, "p90Ns"),
             Number(e, "p99Ns"),
             Number(e, "p999Ns"),
-            Text(e, "reference"));
+            Text(e, "reference"),
+            Text(e, "server"));
     }
 
     private static double? Number(JsonElement e, string name) =>
