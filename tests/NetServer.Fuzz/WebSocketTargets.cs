@@ -88,12 +88,13 @@ internal static class WebSocketTargets
     /// that is both too big and corrupt: zlib reports corrupt data found in the same call that
     /// inflated bytes before it, so with the corruption in the same piece the message fails as
     /// Corrupt, and with it in a later piece as TooBig (the bytes came out first). That is allowed
-    /// only when the message, inflated a byte of input at a time, does give more than the bound
-    /// before its corruption.
+    /// only that way round (Corrupt whole, TooBig cut) and only when the message, inflated a byte of
+    /// input at a time, gives more than the bound and then throws.
     /// </summary>
     public static void Inflate(ReadOnlySpan<byte> input)
     {
         string? whole = null;
+        bool? bothTooBigAndCorrupt = null;
         foreach (var cuts in Cuts.Of(input))
         {
             using var inflater = new WsInflater(MaxMessageSize, resetPerMessage: true);
@@ -121,34 +122,36 @@ internal static class WebSocketTargets
             }
 
             whole ??= outcome;
-            if (whole != outcome && IsTooBigOrCorrupt(whole) && IsTooBigOrCorrupt(outcome))
-                Invariant.Check(InflatesPastBoundBeforeCorruption(input), $"a message that fails as {whole} fed whole and {outcome} fed in pieces is both too big and corrupt");
+            // Pieces can only see more output before the error than the whole: Corrupt whole, TooBig cut.
+            if (whole == s_corrupt && outcome == s_tooBig)
+                Invariant.Check(bothTooBigAndCorrupt ??= InflatesPastBoundBeforeCorruption(input), $"a message that fails as {whole} fed whole and {outcome} fed in pieces is both too big and corrupt");
             else
                 Invariant.Equal(whole, outcome, "inflate outcome");
         }
     }
 
-    private static bool IsTooBigOrCorrupt(string outcome) =>
-        outcome == $"failed {WsInflateFailure.TooBig}" || outcome == $"failed {WsInflateFailure.Corrupt}";
+    private static readonly string s_tooBig = $"failed {WsInflateFailure.TooBig}";
+    private static readonly string s_corrupt = $"failed {WsInflateFailure.Corrupt}";
 
     // Whether DeflateStream, given the payload a byte at a time (so each zlib call sees one byte and
-    // returns what it inflated before any corruption), makes more than the bound before it throws.
+    // returns what it inflated before any corruption), makes more than the bound and then finds the
+    // data invalid (read on up to 1 MiB; an input that never turns invalid by then is not both).
     private static bool InflatesPastBoundBeforeCorruption(ReadOnlySpan<byte> payload)
     {
         using var deflate = new DeflateStream(new ByteAtATime([.. payload, 0, 0, 0xFF, 0xFF]), CompressionMode.Decompress);
-        var output = new byte[MaxMessageSize + 1];
-        var length = 0;
+        var output = new byte[64 * 1024];
+        long length = 0;
         try
         {
             int read;
-            while (length < output.Length && (read = deflate.Read(output, length, output.Length - length)) > 0)
+            while (length < 1024 * 1024 && (read = deflate.Read(output, 0, output.Length)) > 0)
                 length += read;
+            return false;
         }
         catch (InvalidDataException)
         {
+            return length > MaxMessageSize;
         }
-
-        return length > MaxMessageSize;
     }
 
     // What DeflateStream inflates from the payload and the sync marker RFC 7692 strips, at most

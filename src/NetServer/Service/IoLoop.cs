@@ -21,8 +21,8 @@ public sealed class IoLoop
     private readonly ConcurrentQueue<object> _queue = new(); // Action, or (Action<object?>, object?) as a Posted, or an ILoopWork
     private readonly object _gate = new();
     private int _sleeping; // 1 while the loop is about to wait or waiting on _gate (Interlocked: a full fence before it checks the queue)
-    private volatile bool _accepting; // Post takes work (the service is started and this loop not stopping)
-    private int _posting; // posts between their check of _accepting and their enqueue: a stop waits for them
+    private const int Closed = 1 << 30; // in _state: the loop takes no more work
+    private int _state = Closed; // Closed, plus the posts between their check of Closed and the end of their enqueue (a stop waits for them)
     private volatile bool _stopping;
     private Thread? _thread;
 
@@ -88,18 +88,19 @@ public sealed class IoLoop
 
     private bool Enqueue(object item)
     {
-        Interlocked.Increment(ref _posting);
-        if (!_accepting)
+        // One interlocked word for "closed" and "posts in flight": a stop that closes it after this
+        // increment waits for the decrement, so an accepted item is always queued before the last drain.
+        if ((Interlocked.Increment(ref _state) & Closed) != 0)
         {
-            Interlocked.Decrement(ref _posting);
+            Interlocked.Decrement(ref _state);
             return false;
         }
 
         _queue.Enqueue(item);
-        Interlocked.Decrement(ref _posting);
 
-        // The enqueue is a full fence: either the loop's check of the queue (after it set
+        // The decrement is a full fence: either the loop's check of the queue (after it set
         // _sleeping) sees the item, or this read sees _sleeping set and the pulse wakes it.
+        Interlocked.Decrement(ref _state);
         if (Volatile.Read(ref _sleeping) != 0)
         {
             lock (_gate)
@@ -112,21 +113,36 @@ public sealed class IoLoop
     internal void Start(bool polling)
     {
         _stopping = false;
-        _accepting = true;
         var ready = new TaskCompletionSource<bool>();
         _thread = new Thread(() => RunThread(polling, ready)) { IsBackground = true, Name = $"NetServer loop {Index}" };
-        _thread.Start();
+        Interlocked.Exchange(ref _state, 0);
+        try
+        {
+            _thread.Start();
+        }
+        catch
+        {
+            Interlocked.Exchange(ref _state, Closed);
+            _thread = null;
+            throw;
+        }
+
         ready.Task.Wait(); // OnThreadInitialize has run: the service's OnStarted comes after every loop's
     }
 
     /// <summary>Stops taking work, lets the loop run what was queued before, and waits for its thread to end.</summary>
     internal void Stop()
     {
-        _accepting = false;
+        int state;
+        do
+        {
+            state = Volatile.Read(ref _state);
+        }
+        while (Interlocked.CompareExchange(ref _state, state | Closed, state) != state);
 
-        // A post that saw _accepting still set finishes its enqueue before the loop's last drain.
+        // A post that got in before the close finishes its enqueue before the loop's last drain.
         var spin = default(SpinWait);
-        while (Volatile.Read(ref _posting) != 0)
+        while ((Volatile.Read(ref _state) & ~Closed) != 0)
             spin.SpinOnce();
         _stopping = true;
         lock (_gate)
@@ -138,10 +154,17 @@ public sealed class IoLoop
     private void RunThread(bool polling, TaskCompletionSource<bool> ready)
     {
         t_current = this;
-        Service.ThreadStarted();
-        ready.SetResult(true);
         try
         {
+            try
+            {
+                Service.ThreadStarted();
+            }
+            finally
+            {
+                ready.TrySetResult(true);
+            }
+
             Loop(polling);
         }
         finally
@@ -188,6 +211,8 @@ public sealed class IoLoop
     // posting to itself still reaches its stop check and its idle hook.
     private bool RunQueued()
     {
+        if (_queue.IsEmpty)
+            return false;
         var count = _queue.Count;
         var ran = false;
         for (var i = 0; i < count && _queue.TryDequeue(out var item); i++)

@@ -8,16 +8,16 @@ namespace NetServer;
 /// runs the work posted to it in order. <see cref="Post(Action)"/> and
 /// <see cref="Dispatch(Action)"/> hand work to the service (spread over its loops);
 /// <see cref="IoLoop.Post(Action)"/> pins work to one loop, so work that touches the same state
-/// can run there without locks. <see cref="DeadlineTimer"/>s made with a service call their
-/// <c>OnTimer</c> on one of its loops. Subclass it to hear <see cref="OnStarted"/>,
+/// can run there without locks. A <see cref="DeadlineTimer"/> made with a service calls its
+/// <c>OnTimer</c> on one loop of it, always the same. Subclass it to hear <see cref="OnStarted"/>,
 /// <see cref="OnStopped"/>, <see cref="OnIdle"/> (polling mode) and <see cref="OnError"/>.
 /// </summary>
 /// <remarks>
 /// <para><see cref="Start(bool)"/> with <c>polling</c> keeps every loop spinning (calling
 /// <see cref="OnIdle"/> on each turn that found nothing to run) instead of sleeping until work
 /// arrives: the lowest latency, at the price of a busy core per loop.</para>
-/// <para><see cref="Stop"/> refuses new work (<c>Post</c> returns false), lets each loop run what
-/// was queued before, and waits for the loop threads to end; it may not be called from a loop of
+/// <para><see cref="Stop"/> stops the loops one after another: each refuses new work from then on
+/// (<c>Post</c> returns false), runs what was queued before, and waits for the loop threads to end; it may not be called from a loop of
 /// the service (it would wait for itself). <see cref="Restart"/> stops and starts again in the same
 /// mode. Work that blocks holds up everything behind it on its loop: run blocking work on the
 /// thread pool and post its result back.</para>
@@ -148,7 +148,7 @@ public class IoService : IDisposable
     /// <returns>False when it had to be queued and the service is not started.</returns>
     public bool Dispatch(Action action) => (CurrentLoop ?? NextLoop()).Dispatch(action);
 
-    /// <summary>Stops the service (if started); it cannot be started again.</summary>
+    /// <summary>Stops the service (if started); it cannot be started again. Not from one of its loops (see <see cref="Stop"/>).</summary>
     public void Dispose()
     {
         Dispose(true);
@@ -160,9 +160,9 @@ public class IoService : IDisposable
     {
         if (!disposing)
             return;
-        Stop();
         lock (_sync)
-            _disposed = true;
+            _disposed = true; // first: a Start racing this one fails instead of leaving loops behind
+        Stop();
     }
 
     /// <summary>Called once the loops run (each has run <see cref="OnThreadInitialize"/>), on the thread that called <see cref="Start(bool)"/>.</summary>
@@ -194,9 +194,10 @@ public class IoService : IDisposable
     }
 
     /// <summary>
-    /// Called on the loop's thread with an exception thrown by posted work, a timer's
-    /// <c>OnTimer</c> or a hook of this service; the loop goes on. Writes it to
-    /// <see cref="Trace"/> by default.
+    /// Called with an exception thrown by posted work (on its loop's thread) or by a hook of this
+    /// service (on the thread that ran the hook); the loop goes on. Writes it to
+    /// <see cref="Trace"/> by default. A <see cref="DeadlineTimer"/>'s <c>OnTimer</c> reports to
+    /// the timer's own <c>OnError</c>.
     /// </summary>
     protected virtual void OnError(Exception exception) =>
         Trace.TraceError("NetServer: IoService work failed: {0}", exception);
@@ -216,7 +217,14 @@ public class IoService : IDisposable
         catch (Exception e)
         {
             // The handler for failures failed as well: the trace is the last place left to report both.
-            Trace.TraceError("NetServer: {0} failed while handling {1}", e, exception);
+            try
+            {
+                Trace.TraceError("NetServer: {0} failed while handling {1}", e, exception);
+            }
+            catch (Exception)
+            {
+                // A trace listener that throws must not end a loop's thread (and the process with it).
+            }
         }
     }
 

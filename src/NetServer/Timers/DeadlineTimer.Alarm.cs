@@ -94,19 +94,19 @@ public partial class DeadlineTimer
     private sealed partial class Alarm : TimerEntry, ILoopWork
     {
         private readonly DeadlineTimer _owner;
-        private readonly IoService? _service;
+        private readonly IoLoop? _loop; // chosen once: a timer's callbacks always run on the same loop
 
         public Alarm(DeadlineTimer owner, TimerWheel wheel, IoService? service)
             : base(wheel)
         {
             _owner = owner;
-            _service = service;
+            _loop = service?.NextLoop();
         }
 
-        /// <summary>Runs the outcomes on a loop of the timer's service, or on the thread pool (no service, or it is stopped).</summary>
+        /// <summary>Runs the outcomes on the timer's loop, or on the thread pool (no service, or it is stopped).</summary>
         public void Queue()
         {
-            if (_service is null || !_service.NextLoop().Post(this))
+            if (_loop is null || !_loop.Post(this))
                 QueueOnPool();
         }
 

@@ -72,8 +72,9 @@ public partial class DeadlineTimer : IDisposable
         : this(TimerWheel.Shared) => _action = action ?? throw new ArgumentNullException(nameof(action));
 
     /// <summary>
-    /// A timer whose <see cref="OnTimer"/> runs on a loop of <paramref name="service"/> (on the
-    /// thread pool while the service is stopped); the waiting is on the shared clock as for any timer.
+    /// A timer whose <see cref="OnTimer"/> runs on a loop of <paramref name="service"/>, the same
+    /// one every time (on the thread pool while the service is stopped); the waiting is on the
+    /// shared clock as for any timer.
     /// </summary>
     public DeadlineTimer(IoService service)
         : this(TimerWheel.Shared, service ?? throw new ArgumentNullException(nameof(service)))
@@ -188,7 +189,7 @@ public partial class DeadlineTimer : IDisposable
     }
 
     /// <summary>
-    /// Waits for the expiry without blocking: <see cref="OnTimer"/> runs on the thread pool when
+    /// Waits for the expiry without blocking: <see cref="OnTimer"/> runs on the thread pool (or the service's loop) when
     /// the wait ends. True when the wait is pending (armed now, or already); false when the timer
     /// is not set up or is disposed.
     /// </summary>
@@ -202,7 +203,7 @@ public partial class DeadlineTimer : IDisposable
     /// Blocks until the pending wait (armed now, or already) ends: true when the expiry passed,
     /// false when it was cancelled (or the timer is not set up or is disposed). The block lasts
     /// until the expiry at most, unless the deadline is moved meanwhile. <see cref="OnTimer"/>
-    /// still runs on the thread pool.
+    /// still runs on the thread pool (or the service's loop).
     /// </summary>
     public bool WaitSync()
     {
@@ -285,14 +286,14 @@ public partial class DeadlineTimer : IDisposable
     }
 
     /// <summary>
-    /// Called once per wait when it ends, on a thread-pool thread: <paramref name="canceled"/> is
+    /// Called once per wait when it ends, on a thread-pool thread (or the service's loop): <paramref name="canceled"/> is
     /// false when the expiry passed, true when the wait was cancelled. The default calls the
     /// timer's action, if any. It may set the timer up and wait again.
     /// </summary>
     protected virtual void OnTimer(bool canceled) => _action?.Invoke(canceled);
 
     /// <summary>
-    /// Called on the thread-pool thread when <see cref="OnTimer"/> (or the action) throws. The
+    /// Called where <see cref="OnTimer"/> ran, when it (or the action) throws. The
     /// default writes the exception to <see cref="Trace"/>. The timer keeps working.
     /// </summary>
     protected virtual void OnError(Exception exception) => Trace.TraceError("NetServer: {0}", exception);

@@ -91,7 +91,6 @@ public class IoServiceTests
             Assert.Equal(Enumerable.Range(0, 5_000).Select(i => p * 100_000 + i), mine);
         }
 
-        Assert.False(loop.IsCurrent);
         Assert.Empty(service.Errors);
     }
 
@@ -101,24 +100,24 @@ public class IoServiceTests
         using var service = new RecordingService(1);
         service.Start();
         var loop = service.Loops[0];
+        var steps = new List<string>(); // touched only on the loop
         var log = await RunOn(loop, () =>
         {
-            var steps = new List<string> { "1" };
+            steps.Add("1");
             service.Dispatch(() => steps.Add("dispatched"));
             loop.Post(() => steps.Add("posted"));
             steps.Add("2");
-            return steps;
+            return steps.ToArray();
         });
 
         // The dispatched work ran inside the call, the posted one only after this item ended.
-        Assert.Equal(new[] { "1", "dispatched", "2" }, log.Take(3));
-        await RunOn(loop, () => 0); // the loop has run everything posted before this
-        Assert.Equal(new[] { "1", "dispatched", "2", "posted" }, log);
+        Assert.Equal(new[] { "1", "dispatched", "2" }, log);
+        Assert.Equal(new[] { "1", "dispatched", "2", "posted" }, await RunOn(loop, () => steps.ToArray()));
 
         // From a thread that is no loop, Dispatch queues.
         var ranOn = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(service.Dispatch(() => ranOn.SetResult(Environment.CurrentManagedThreadId)));
-        Assert.NotEqual(Environment.CurrentManagedThreadId, await ranOn.Task.WaitAsync(s_timeout));
+        Assert.Contains(await ranOn.Task.WaitAsync(s_timeout), service.LoopThreads.Keys);
         Assert.Null(service.CurrentLoop);
         Assert.Same(loop, await RunOn(loop, () => service.CurrentLoop));
     }
@@ -167,9 +166,16 @@ public class IoServiceTests
         for (var i = 0; i < 1_000; i++)
             Assert.True(loop.Post(() => Interlocked.Increment(ref ran)));
         var stopping = Task.Run(service.Stop);
-        await Task.Delay(100);
-        Assert.False(stopping.IsCompleted);
-        gate.Set();
+        try
+        {
+            await Task.Delay(100);
+            Assert.False(stopping.IsCompleted);
+        }
+        finally
+        {
+            gate.Set();
+        }
+
         Assert.True(await stopping.WaitAsync(s_timeout));
         Assert.Equal(1_000, Volatile.Read(ref ran));
         Assert.False(service.IsStarted);
@@ -189,6 +195,35 @@ public class IoServiceTests
         service.Dispose();
         Assert.False(service.IsStarted);
         Assert.Throws<ObjectDisposedException>(() => service.Start());
+    }
+
+    [Fact]
+    public async Task A_post_that_returned_true_always_runs_however_it_races_a_stop()
+    {
+        using var service = new RecordingService(2);
+        for (var round = 0; round < 20; round++)
+        {
+            Assert.True(service.Start());
+            long accepted = 0, ran = 0;
+            using var go = new Barrier(5);
+            var posters = Enumerable.Range(0, 4).Select(_ => Task.Run(() =>
+            {
+                go.SignalAndWait(s_timeout);
+                for (var i = 0; i < 20_000; i++)
+                {
+                    if (service.Post(() => Interlocked.Increment(ref ran)))
+                        Interlocked.Increment(ref accepted);
+                }
+            })).ToArray();
+            go.SignalAndWait(s_timeout);
+            Assert.True(await Task.Run(service.Stop).WaitAsync(s_timeout));
+            await Task.WhenAll(posters).WaitAsync(s_timeout);
+
+            // Posts after the stop are refused; every one accepted ran before the loops ended.
+            Assert.Equal(Interlocked.Read(ref accepted), Interlocked.Read(ref ran));
+        }
+
+        Assert.Empty(service.Errors);
     }
 
     [Fact]
