@@ -4,6 +4,7 @@
 using System;
 using System.Collections.Generic;
 using System.Threading;
+using System.Threading.Tasks;
 using NetServer;
 using NetServer.Examples.IoServiceDemo;
 
@@ -12,21 +13,19 @@ using var service = new DemoService(threads: 2);
 service.Start();
 
 // 1. Dispatch runs inline on a loop, Post always queues: the numbers show the order things ran in.
-using (var done = new CountdownEvent(1))
+var ordered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+service.Post(() =>
 {
+    Console.WriteLine($"1 posted work, on {Thread.CurrentThread.Name}");
     service.Post(() =>
     {
-        Console.WriteLine($"1 posted work, on {Thread.CurrentThread.Name}");
-        service.Post(() =>
-        {
-            Console.WriteLine("4 posted from a loop: runs after the work that posted it");
-            done.Signal();
-        });
-        service.Dispatch(() => Console.WriteLine("2 dispatched from a loop: runs inline"));
-        Console.WriteLine("3 back in the posted work");
+        Console.WriteLine("4 posted from a loop: runs after the work that posted it");
+        ordered.SetResult();
     });
-    done.Wait();
-}
+    service.Dispatch(() => Console.WriteLine("2 dispatched from a loop: runs inline"));
+    Console.WriteLine("3 back in the posted work");
+});
+await ordered.Task;
 
 // 2. Each word is counted on the loop its hash picks: one thread per dictionary, so no lock.
 var counts = new Dictionary<string, int>[service.Threads];
@@ -42,15 +41,15 @@ for (var i = 0; i < words; i++)
 }
 
 // 3. A timer on the service: its callback runs on one of the loops, not on the thread pool.
-using var finished = new ManualResetEventSlim();
+var finished = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
 using var timer = new DeadlineTimer(service, canceled =>
 {
     Console.WriteLine($"timer {(canceled ? "canceled" : "expired")} on {Thread.CurrentThread.Name}");
-    finished.Set();
+    finished.SetResult();
 });
 timer.Setup(TimeSpan.FromMilliseconds(100));
 timer.WaitAsync();
-finished.Wait();
+await finished.Task;
 
 // Stop runs what is still queued, then ends the loops: the tables are final and safe to read here.
 service.Stop();

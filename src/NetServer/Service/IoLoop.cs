@@ -25,6 +25,7 @@ public sealed class IoLoop
     private int _state = Closed; // Closed, plus the posts between their check of Closed and the end of their enqueue (a stop waits for them)
     private volatile bool _stopping;
     private Thread? _thread;
+    private bool _initialized; // under _gate: the thread has run OnThreadInitialize (Start waits for it)
 
     internal IoLoop(IoService service, int index)
     {
@@ -113,8 +114,8 @@ public sealed class IoLoop
     internal void Start(bool polling)
     {
         _stopping = false;
-        var ready = new TaskCompletionSource<bool>();
-        _thread = new Thread(() => RunThread(polling, ready)) { IsBackground = true, Name = $"NetServer loop {Index}" };
+        _initialized = false;
+        _thread = new Thread(() => RunThread(polling)) { IsBackground = true, Name = $"NetServer loop {Index}" };
         Interlocked.Exchange(ref _state, 0);
         try
         {
@@ -127,7 +128,12 @@ public sealed class IoLoop
             throw;
         }
 
-        ready.Task.Wait(); // OnThreadInitialize has run: the service's OnStarted comes after every loop's
+        // OnThreadInitialize has run: the service's OnStarted comes after every loop's.
+        lock (_gate)
+        {
+            while (!_initialized)
+                Monitor.Wait(_gate);
+        }
     }
 
     /// <summary>Stops taking work, lets the loop run what was queued before, and waits for its thread to end.</summary>
@@ -151,7 +157,7 @@ public sealed class IoLoop
         _thread = null;
     }
 
-    private void RunThread(bool polling, TaskCompletionSource<bool> ready)
+    private void RunThread(bool polling)
     {
         t_current = this;
         try
@@ -162,7 +168,11 @@ public sealed class IoLoop
             }
             finally
             {
-                ready.TrySetResult(true);
+                lock (_gate)
+                {
+                    _initialized = true;
+                    Monitor.PulseAll(_gate);
+                }
             }
 
             Loop(polling);
