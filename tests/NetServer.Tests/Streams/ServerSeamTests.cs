@@ -29,6 +29,9 @@ public sealed class ServerSeamTests
         var lateProbe = new Probe();
         var late = harness.CreateClient(lateProbe);
         Assert.True(await late.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout));
+        // Accepted connections are set up in parallel: the first session must exist before the
+        // second client connects, or the second could be the one created first.
+        await harness.Probe.WaitForSessionsAsync(1);
         var eagerProbe = new Probe();
         var eager = harness.CreateClient(eagerProbe);
         Assert.True(await eager.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout));
