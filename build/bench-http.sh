@@ -5,7 +5,9 @@
 #                                            (when installed: benchmarks/nginx/bench.conf) and
 #                                            netserver-bench's http server (ours) and runs every
 #                                            round against each, alternately (Kestrel, nginx, ours, ...)
-#   SERVERS=kestrel build/bench-http.sh      only some of them (kestrel, nginx, ours)
+#   SERVERS=kestrel build/bench-http.sh      only some of them (kestrel, nginx, ours, loops)
+#   SERVERS="nginx ours loops"               "loops" is ours on the loops of an I/O service
+#                                            (NETSERVER_TRANSPORT=loops: epoll on Linux, docs/io-service.md)
 #   build/bench-http.sh http://127.0.0.1:8080/   any HTTP server already running, alone
 #   ROUNDS=5 SECONDS_PER_RUN=10 CONNECTIONS="1 100" DEPTH=16 SCENARIOS="get pipeline trace" THREADS=1
 #   HTTPS=1                                  both servers over TLS (certs/server.pfx)
@@ -117,9 +119,10 @@ start() {
     kestrel)
       [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/KestrelReference/KestrelReference.csproj -c Release --nologo -v quiet > /dev/null
       benchmarks/KestrelReference/bin/Release/net10.0/kestrel-reference --stats ${HTTPS:+--https} > "$work/$name.out" 2> "$work/$name.stats" & ;;
-    ours | baseline)
-      local binary=benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench certs=()
-      if [ "$name" = ours ]; then
+    ours | baseline | loops)
+      local binary=benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench certs=() transport=default
+      [ "$name" != loops ] || transport=loops
+      if [ "$name" != baseline ]; then
         [ -n "${NO_BUILD:-}" ] || dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet > /dev/null
       else
         # Another build finds no certs/ above its own folder: name ours.
@@ -128,9 +131,9 @@ start() {
       fi
       # -z: a server with -z 0 stops when its stdin ends, and a background job's stdin is empty.
       # shellcheck disable=SC2086
-      "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" ${OURS_ARGS:-} \
+      NETSERVER_TRANSPORT=$transport "$binary" "http${HTTPS:+s}" --role server --port 0 -z 1000000 "${certs[@]}" ${OURS_ARGS:-} \
         > "$work/$name.out" 2> "$work/$name.stats" & ;;
-    *) echo "bench-http: unknown server $name (kestrel, nginx, ours, baseline)" >&2; exit 2 ;;
+    *) echo "bench-http: unknown server $name (kestrel, nginx, ours, loops, baseline)" >&2; exit 2 ;;
   esac
   pids+=($!)
   pid_of[$name]=$!
@@ -187,7 +190,7 @@ run() { # server scenario connections seconds -> wrk's output
 echo "Warm-up: 2 s of each scenario with 100 connections"
 for server in $servers; do for scenario in $scenarios; do ! serves "$server" "$scenario" || run "$server" "$scenario" 100 2 > /dev/null; done; done
 
-declare -A rps p99 bpr cpu ratios
+declare -A rps p99 bpr cpu ratios nratios
 for round in $(seq "$rounds"); do
   for scenario in $scenarios; do
     for c in $connections; do
@@ -220,9 +223,11 @@ for round in $(seq "$rounds"); do
           "$requests" "${latency/%[0-9]/& us}" "$allocated" "$cpu_ns" "$errors"
       done
       k="${this_round[kestrel]:-}"
-      for other in ours nginx baseline; do
+      g="${this_round[nginx]:-}"
+      for other in ours nginx baseline loops; do
         o="${this_round[$other]:-}"
         if [ -n "$k" ] && [ -n "$o" ]; then ratios["$other $scenario c=$c"]+="$(awk -v o="$o" -v k="$k" 'BEGIN { if (k > 0) printf "%.3f", o / k }') "; fi
+        if [ -n "$g" ] && [ -n "$o" ]; then nratios["$other $scenario c=$c"]+="$(awk -v o="$o" -v k="$g" 'BEGIN { if (k > 0) printf "%.3f", o / k }') "; fi
       done
     done
   done
@@ -263,13 +268,36 @@ for scenario in $scenarios; do
   done
 done
 
-if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|nginx|baseline)" " ]]; then
+if [[ " $servers " == *" nginx "* && " $servers " =~ " "(ours|loops|baseline)" " ]]; then
+    echo
+    echo "Ratio to nginx of the median requests/s and of the server CPU per request, and the median of the rounds' ratios (issue 20: loops get c=100 >= 0.85, CPU <= 1.4x):"
+    echo
+    echo "| server | scenario | connections | requests/s ratio of the medians | median of the rounds' ratios | CPU/request ratio |"
+    echo "|---|---|---:|---:|---:|---:|"
+    for other in ours loops baseline; do
+      [[ " $servers " == *" $other "* ]] || continue
+      for scenario in $scenarios; do
+        serves "$other" "$scenario" && serves nginx "$scenario" || continue
+        for c in $connections; do
+          g=$(median_of "${rps[nginx $scenario c=$c]}")
+          o=$(median_of "${rps[$other $scenario c=$c]}")
+          r=$(median_of "${nratios[$other $scenario c=$c]:-}")
+          gc=$(median_of "${cpu[nginx $scenario c=$c]}")
+          oc=$(median_of "${cpu[$other $scenario c=$c]}")
+          printf '| %s | %s | %s | %s | %s | %s |\n' "$other" "$scenario" "$c" "$(awk -v o="$o" -v k="$g" 'BEGIN { if (k > 0) printf "%.2f", o / k; else print "?" }')" \
+            "$(awk -v r="$r" 'BEGIN { if (r != "?" && r != "") printf "%.2f", r; else print "?" }')" "$(awk -v o="$oc" -v k="$gc" 'BEGIN { if (k > 0 && o > 0) printf "%.2f", o / k; else print "?" }')"
+        done
+      done
+    done
+fi
+
+if [[ " $servers " == *" kestrel "* && " $servers " =~ " "(ours|nginx|baseline|loops)" " ]]; then
     echo
     echo "Ratio to Kestrel of the median requests/s, and the median of the rounds' ratios (targets: >= 1.5 for get c=100, >= 1 for pipeline):"
     echo
     echo "| server | scenario | connections | ratio of the medians | median of the rounds' ratios |"
     echo "|---|---|---:|---:|---:|"
-    for other in ours nginx baseline; do
+    for other in ours loops nginx baseline; do
       [[ " $servers " == *" $other "* ]] || continue
       for scenario in $scenarios; do
         serves "$other" "$scenario" || continue

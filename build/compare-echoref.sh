@@ -13,7 +13,8 @@
 # echoref's own client. With our client, each round also gives each server's CPU time per message
 # (user + system of its process, from /proc, over the client's measured window: --server-pid),
 # and the summary their medians and ratio (issue 18: ours at most 1.5x echoref's, 100 clients).
-# INLINE=1 runs our server with inline socket completions (--inline); DEDICATED=1 runs our UDP
+# LOOPS=1 runs our server on the loops of an I/O service (NETSERVER_TRANSPORT=loops: on Linux the
+# loops poll the sockets with epoll and run the hooks; docs/io-service.md). INLINE=1 runs our server with inline socket completions (--inline); DEDICATED=1 runs our UDP
 # server on a thread of its own with blocking calls (--dedicated-thread). Every client keeps
 # MESSAGES x SIZE in flight (default 1000 x 32: TCP 32000 bytes, UDP 1000 datagrams of 32 bytes).
 # UDP drops under overload; the ratio compares echoes received per second, losses aside.
@@ -41,7 +42,8 @@ fi
 ref_pid=$!
 inline=(); [ "${INLINE:-0}" = 1 ] && inline=(--inline)
 [ "${DEDICATED:-0}" = 1 ] && inline+=(--dedicated-thread)
-"$bench" "$protocol" echo --role server -p "$port_our" -z 86400 -q "${inline[@]}" >/dev/null &
+transport=default; [ "${LOOPS:-0}" = 1 ] && transport=loops
+NETSERVER_TRANSPORT=$transport "$bench" "$protocol" echo --role server -p "$port_our" -z 86400 -q "${inline[@]}" >/dev/null &
 our_pid=$!
 trap 'kill $ref_pid $our_pid 2>/dev/null || true' EXIT
 sleep 2

@@ -13,7 +13,7 @@ namespace NetServer;
 /// at once when called on this loop's thread. An exception thrown by posted work goes to
 /// <see cref="IoService.OnError"/> and the loop goes on with the next item.
 /// </remarks>
-public sealed class IoLoop
+public sealed partial class IoLoop
 {
     [ThreadStatic]
     private static IoLoop? t_current;
@@ -103,16 +103,25 @@ public sealed class IoLoop
         // _sleeping) sees the item, or this read sees _sleeping set and the pulse wakes it.
         Interlocked.Decrement(ref _state);
         if (Volatile.Read(ref _sleeping) != 0)
+            WakeUp();
+        return true;
+    }
+
+    private void WakeUp()
+    {
+        if (HasPoller)
         {
-            lock (_gate)
-                Monitor.Pulse(_gate);
+            WakePoller();
+            return;
         }
 
-        return true;
+        lock (_gate)
+            Monitor.Pulse(_gate);
     }
 
     internal void Start(bool polling)
     {
+        StartPoller();
         _stopping = false;
         _initialized = false;
         _thread = new Thread(() => RunThread(polling)) { IsBackground = true, Name = $"NetServer loop {Index}" };
@@ -125,6 +134,7 @@ public sealed class IoLoop
         {
             Interlocked.Exchange(ref _state, Closed);
             _thread = null;
+            StopPoller();
             throw;
         }
 
@@ -151,10 +161,10 @@ public sealed class IoLoop
         while ((Volatile.Read(ref _state) & ~Closed) != 0)
             spin.SpinOnce();
         _stopping = true;
-        lock (_gate)
-            Monitor.Pulse(_gate);
+        WakeUp();
         _thread?.Join();
         _thread = null;
+        StopPoller();
     }
 
     private void RunThread(bool polling)
@@ -196,7 +206,18 @@ public sealed class IoLoop
                 {
                 }
 
+                AbandonPolled(); // the sockets pinned here end (aborted), and what that posts runs too
+                while (RunQueued())
+                {
+                }
+
                 return;
+            }
+
+            if (HasPoller)
+            {
+                PollTurn(ran, polling);
+                continue;
             }
 
             if (ran)
@@ -215,6 +236,24 @@ public sealed class IoLoop
                 Volatile.Write(ref _sleeping, 0);
             }
         }
+    }
+
+    /// <summary>
+    /// A turn of a loop that polls sockets: look for ready sockets without waiting when work ran (or
+    /// when polling), else sleep in the poller until a socket is ready or work is posted.
+    /// </summary>
+    private void PollTurn(bool ran, bool polling)
+    {
+        if (ran || polling)
+        {
+            if (PollOnce(0) == 0 && !ran)
+                Service.Idle();
+            return;
+        }
+
+        Interlocked.Exchange(ref _sleeping, 1);
+        PollOnce(_queue.IsEmpty && !_stopping ? -1 : 0);
+        Volatile.Write(ref _sleeping, 0);
     }
 
     // Runs at most what is queued now (work it posts waits for the next turn), so a loop that keeps

@@ -44,6 +44,35 @@ public class IoService : IDisposable
             _loops[i] = new IoLoop(this, i);
     }
 
+    /// <summary>
+    /// Null when the loops poll the sockets of the servers and clients given this service
+    /// themselves (Linux, net10.0 build; after <see cref="Start(bool)"/>); otherwise why they cannot,
+    /// in which case those connections keep the default transport and only their posted work and
+    /// timers run on the loops.
+    /// </summary>
+    public string? NativeTransportUnavailableReason => _loops[0].PollerFailure;
+
+    /// <summary>The environment variable that puts servers and clients given no service on a shared one (see <see cref="Ambient"/>).</summary>
+    internal const string TransportVariable = "NETSERVER_TRANSPORT";
+
+    private static readonly Lazy<IoService?> s_ambient = new(CreateAmbient);
+
+    /// <summary>
+    /// With NETSERVER_TRANSPORT=loops in the environment: one started service (a loop per
+    /// processor), shared by every stream server and client that was given no service, so an
+    /// existing program runs on the loops without a change. Null otherwise (the default).
+    /// </summary>
+    internal static IoService? Ambient => s_ambient.Value;
+
+    private static IoService? CreateAmbient()
+    {
+        if (!string.Equals(Environment.GetEnvironmentVariable(TransportVariable), "loops", StringComparison.OrdinalIgnoreCase))
+            return null;
+        var service = new IoService();
+        service.Start();
+        return service;
+    }
+
     /// <summary>The number of loops (threads).</summary>
     public int Threads => _loops.Length;
 

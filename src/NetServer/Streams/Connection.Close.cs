@@ -177,6 +177,7 @@ internal sealed partial class Connection
             // A socket closed by the runtime under us is already as closed as it gets.
         }
 
+        Unpin();
         _socket.Dispose();
         FailAllWaiters();
         ReleaseReference();

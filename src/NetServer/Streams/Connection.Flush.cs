@@ -200,6 +200,13 @@ internal sealed partial class Connection
                     return;
                 }
 
+                if (_poll is not null)
+                {
+                    if (WaitWritable(total - sent))
+                        return; // The loop continues the flush once the socket can take more.
+                    continue;
+                }
+
                 if (!SendInflightAsync())
                     return; // The async send's completion continues the loop.
             }

@@ -74,7 +74,7 @@ internal sealed partial class Connection
     private void ResumeLoopLater()
     {
         if (_reads && Volatile.Read(ref _receiving) == 0)
-            ThreadPoolScheduler.Schedule(s_resumeLoop, this);
+            ScheduleResume();
     }
 
     private void ResumeLoop()
@@ -170,7 +170,9 @@ internal sealed partial class Connection
 
                 if (waitFirst)
                 {
-                    var waited = await (_receiver ??= new SocketAwaitableEventArgs()).WaitForDataAsync(_socket).ConfigureAwait(false);
+                    var waited = _poll is { } poll
+                        ? await poll.WaitReadableAsync().ConfigureAwait(false)
+                        : await (_receiver ??= new SocketAwaitableEventArgs()).WaitForDataAsync(_socket).ConfigureAwait(false);
                     if (!waited.IsSuccess)
                     {
                         Fail(waited.Error);

@@ -6,6 +6,12 @@ internal interface ISessionHost
 {
     BufferPool BufferPool { get; }
 
+    /// <summary>The service whose loops new sessions are pinned to, or null.</summary>
+    IoService? Service { get; }
+
+    /// <summary>With a service: receive hooks on the loop (true) or on the thread pool.</summary>
+    bool HooksOnLoop { get; }
+
     Diagnostics.NetServerEventListener? EventListener { get; }
 
     /// <summary>The endpoint tags of its metrics (worked out at start).</summary>

@@ -31,6 +31,20 @@ public abstract class StreamClient : StreamConnection
     /// </summary>
     public Diagnostics.NetServerEventListener? EventListener { get; set; }
 
+    /// <summary>
+    /// The I/O service whose loops this client's connections are pinned to (one loop per connect,
+    /// round robin), or null (the default) for the thread-pool transport; set it before
+    /// <c>Connect</c> and start the service first. See <see cref="StreamServer{TSession}.Service"/>.
+    /// </summary>
+    public IoService? Service { get; set; }
+
+    /// <summary>With a <see cref="Service"/>: receive hooks on the loop's thread (true, the default) or on the thread pool (see <see cref="StreamServer{TSession}.OptionHooksOnLoop"/>).</summary>
+    public bool OptionHooksOnLoop { get; set; } = true;
+
+    private protected override IoService? LoopService => Service ?? IoService.Ambient;
+
+    private protected override bool HooksOnLoop => OptionHooksOnLoop;
+
     private Diagnostics.EndpointTags? _metricTags;
 
     internal override Diagnostics.NetServerEventListener? Listener => EventListener;

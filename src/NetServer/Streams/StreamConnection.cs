@@ -320,6 +320,8 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         Volatile.Write(ref _bytesSent, 0);
         Volatile.Write(ref _bytesReceived, 0);
         var connection = new Connection(this, socket, pool, held: true, reads, CreateSecureLayer());
+        if (LoopService is { } service)
+            connection.PinTo(service.NextLoop(), HooksOnLoop);
         Socket = socket;
         Volatile.Write(ref _connection, connection);
         if (Listener is not null)
@@ -327,6 +329,19 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         Diagnostics.ConnectionMetrics.Opened(this, connection);
         return connection;
     }
+
+    /// <summary>The service whose loops new connections are pinned to (the server's for a session), or null.</summary>
+    private protected abstract IoService? LoopService { get; }
+
+    /// <summary>With a <see cref="LoopService"/>: receive hooks on the loop (true) or on the thread pool.</summary>
+    private protected abstract bool HooksOnLoop { get; }
+
+    /// <summary>
+    /// The loop of an <see cref="IoService"/> the current connection is pinned to, or null (the
+    /// default transport). Work posted to it runs on the thread that runs this connection's receive
+    /// hooks (when they run on the loop), so it never runs concurrently with them.
+    /// </summary>
+    public IoLoop? Loop => CurrentConnection?.Loop;
 
     /// <summary>The layer a new connection runs over its socket (TLS sessions and clients), or null for plain bytes.</summary>
     private protected virtual SecureLayer? CreateSecureLayer() => null;

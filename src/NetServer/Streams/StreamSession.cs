@@ -18,6 +18,10 @@ public abstract class StreamSession : StreamConnection
 
     internal ISessionHost Host { get; }
 
+    private protected override IoService? LoopService => Host.Service ?? IoService.Ambient;
+
+    private protected override bool HooksOnLoop => Host.HooksOnLoop;
+
     /// <summary>
     /// The client's address: the real client named by a trusted PROXY header (see the server's
     /// <c>OptionProxyProtocol</c>), otherwise the socket's peer. Set before the first hook; it

@@ -20,6 +20,6 @@ public sealed class Net10FactAttribute : FactAttribute
     }
 
     /// <summary>Whether the NetServer under test is its net10.0 build (the netstandard builds' test projects run on .NET 10 too).</summary>
-    private static bool IsNet10Build =>
+    internal static bool IsNet10Build =>
         typeof(UdpPeer).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName.StartsWith(".NETCoreApp", StringComparison.Ordinal) == true;
 }

@@ -1,0 +1,186 @@
+using System.Threading.Tasks.Sources;
+
+namespace NetServer.Service;
+
+/// <summary>What a socket registered with a loop's poller hears when the loop gives it up.</summary>
+internal interface IPollOwner
+{
+    /// <summary>The loop stopped (its service stopped): the connection must end.</summary>
+    void Abandon();
+}
+
+/// <summary>
+/// One socket registered, edge-triggered, with one loop's poller: readiness to read and to write,
+/// each with at most one waiter (the connection's receive loop; its flusher). The loop signals
+/// readiness; a signal that finds no waiter is kept, so the next wait completes at once.
+/// </summary>
+/// <remarks>
+/// Waiters are completed on the loop thread (hooks on the loop) or on the thread pool (hooks on
+/// the thread pool). A closed registration completes its waiters with
+/// <see cref="SocketError.OperationAborted"/>, always on the thread pool, so a close made inside
+/// some hook never runs another connection's loop inside it.
+/// </remarks>
+internal sealed class PollRegistration : IValueTaskSource<SocketResult>
+{
+    private const int Idle = 0;
+    private const int Ready = 1;
+    private const int Waiting = 2;
+    private const int Closed = 3;
+
+    private static readonly SocketResult s_ready = new(0, SocketError.Success);
+    private static readonly SocketResult s_aborted = new(0, SocketError.OperationAborted);
+
+    private readonly bool _inline;
+    private ManualResetValueTaskSourceCore<SocketResult> _read;
+    private int _readState;
+    private int _writeState;
+    private volatile bool _ended; // the peer's end of stream (or an error) was reported: reads never wait again
+    private Action<object?>? _writeCallback;
+    private object? _writeArgument;
+
+    public PollRegistration(IoLoop loop, IPollOwner owner, System.Runtime.InteropServices.SafeHandle handle, bool inline)
+    {
+        Loop = loop;
+        Owner = owner;
+        Handle = handle;
+        Fd = (int)handle.DangerousGetHandle();
+        _inline = inline;
+    }
+
+    /// <summary>The loop whose thread polls this socket.</summary>
+    public IoLoop Loop { get; }
+
+    public IPollOwner Owner { get; }
+
+    /// <summary>The socket's handle; the poller holds a reference on it while registered.</summary>
+    public System.Runtime.InteropServices.SafeHandle Handle { get; }
+
+    public int Fd { get; }
+
+    /// <summary>Whether waiters complete on the loop thread (hooks on the loop).</summary>
+    public bool Inline => _inline;
+
+    /// <summary>The poller that holds it (a LoopPoller on net10.0), so a late removal finds it after a restart.</summary>
+    public object? Poller { get; set; }
+
+    /// <summary>The poller's key for this registration (slot and generation), set when added.</summary>
+    public ulong Key { get; set; }
+
+    public bool IsClosed => Volatile.Read(ref _readState) == Closed;
+
+    /// <summary>Completes when the socket may have data (or an end, or an error) to read.</summary>
+    public ValueTask<SocketResult> WaitReadableAsync()
+    {
+        var state = Volatile.Read(ref _readState);
+        if (state == Closed)
+            return new ValueTask<SocketResult>(s_aborted);
+        if (state == Ready && Interlocked.CompareExchange(ref _readState, Idle, Ready) == Ready)
+            return new ValueTask<SocketResult>(s_ready);
+        if (_ended)
+        {
+            // Edge-triggered: the end came with the last edge, and a read that took the data
+            // before it (a partial read) leaves it unread with no edge to come. Read on until it.
+            return new ValueTask<SocketResult>(s_ready);
+        }
+
+        _read.Reset();
+        _read.RunContinuationsAsynchronously = !_inline;
+        switch (Interlocked.CompareExchange(ref _readState, Waiting, Idle))
+        {
+            case Idle:
+                return new ValueTask<SocketResult>(this, _read.Version);
+            case Ready when Interlocked.CompareExchange(ref _readState, Idle, Ready) == Ready:
+                return new ValueTask<SocketResult>(s_ready);
+            default:
+                return new ValueTask<SocketResult>(s_aborted);
+        }
+    }
+
+    /// <summary>
+    /// After a partial write: true when <paramref name="callback"/> will run once the socket is
+    /// writable (or closed); false when it may be writable already (write again now).
+    /// </summary>
+    public bool WaitWritable(Action<object?> callback, object? argument)
+    {
+        var state = Volatile.Read(ref _writeState);
+        if (state == Closed)
+            return false;
+        if (state == Ready && Interlocked.CompareExchange(ref _writeState, Idle, Ready) == Ready)
+            return false;
+
+        _writeCallback = callback;
+        _writeArgument = argument;
+        switch (Interlocked.CompareExchange(ref _writeState, Waiting, Idle))
+        {
+            case Idle:
+                return true;
+            case Ready:
+                Interlocked.CompareExchange(ref _writeState, Idle, Ready);
+                return false;
+            default:
+                return false;
+        }
+    }
+
+    /// <summary>
+    /// On the loop thread: the poller found the socket readable and/or writable (an error or
+    /// hang-up counts as both); <paramref name="ended"/>: the peer ended its side, or the socket failed.
+    /// </summary>
+    public void Signal(bool readable, bool writable, bool ended)
+    {
+        if (ended)
+            _ended = true;
+        if (readable && Wake(ref _readState))
+            _read.SetResult(s_ready); // inline: the receive loop (and its hooks) runs here
+
+        if (writable && Wake(ref _writeState))
+            RunWriteCallback(_inline);
+    }
+
+    /// <summary>Ends the registration: waiters complete (aborted) on the thread pool; later waits fail at once.</summary>
+    public void Close()
+    {
+        if (Interlocked.Exchange(ref _readState, Closed) == Waiting)
+        {
+            _read.RunContinuationsAsynchronously = true;
+            _read.SetResult(s_aborted);
+        }
+
+        if (Interlocked.Exchange(ref _writeState, Closed) == Waiting)
+            RunWriteCallback(inline: false);
+    }
+
+    /// <summary>Idle → Ready (kept for the next wait), or Waiting → Idle (true: complete the waiter).</summary>
+    private static bool Wake(ref int state)
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref state);
+            if (current == Waiting)
+                return Interlocked.CompareExchange(ref state, Idle, Waiting) == Waiting;
+            if (current != Idle)
+                return false; // already Ready, or Closed
+            if (Interlocked.CompareExchange(ref state, Ready, Idle) == Idle)
+                return false;
+        }
+    }
+
+    private void RunWriteCallback(bool inline)
+    {
+        var callback = _writeCallback!;
+        var argument = _writeArgument;
+        _writeCallback = null;
+        _writeArgument = null;
+        if (inline)
+            callback(argument);
+        else
+            ThreadPoolScheduler.Schedule(callback, argument);
+    }
+
+    SocketResult IValueTaskSource<SocketResult>.GetResult(short token) => _read.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<SocketResult>.GetStatus(short token) => _read.GetStatus(token);
+
+    void IValueTaskSource<SocketResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _read.OnCompleted(continuation, state, token, flags);
+}

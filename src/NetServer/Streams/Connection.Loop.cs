@@ -1,0 +1,73 @@
+using NetServer.Service;
+
+namespace NetServer.Streams;
+
+/// <summary>
+/// A connection pinned to a loop of an <see cref="IoService"/> that polls its socket (Linux): the
+/// loop's poller, not the runtime's socket engine, says when to read and when a full socket can
+/// take more, and the receive loop (with its hooks) runs on the loop's thread, or on the thread
+/// pool when the server or client asked for hooks there.
+/// </summary>
+internal sealed partial class Connection : IPollOwner, ILoopWork
+{
+    private static readonly Action<object?> s_writable = static state => ((Connection)state!).Writable();
+
+    private PollRegistration? _poll;
+
+    /// <summary>The loop this connection is pinned to, or null (the default transport).</summary>
+    public IoLoop? Loop => _poll?.Loop;
+
+    /// <summary>
+    /// Pins the connection to <paramref name="loop"/> before it starts reading; false (nothing
+    /// changes) when the loop does not poll sockets or the connection runs a secure layer (TLS
+    /// keeps its stream on the default transport).
+    /// </summary>
+    public bool PinTo(IoLoop loop, bool hooksOnLoop)
+    {
+        if (_layer is not null || _poll is not null)
+            return false;
+        _poll = loop.Register(_socket, this, hooksOnLoop);
+        return _poll is not null;
+    }
+
+    /// <summary>The service stopped with this connection on one of its loops: it ends.</summary>
+    void IPollOwner.Abandon() => Abort(DisconnectReason.ServerStopped);
+
+    /// <summary>A resume posted to the loop (see <see cref="ResumeLoopLater"/>).</summary>
+    void ILoopWork.Execute() => ResumeLoop();
+
+    /// <summary>Runs a resumed receive loop on the connection's loop when its hooks run there, else on the thread pool.</summary>
+    private void ScheduleResume()
+    {
+        if (_poll is { Inline: true } poll && poll.Loop.Post(this))
+            return;
+        ThreadPoolScheduler.Schedule(s_resumeLoop, this);
+    }
+
+    /// <summary>
+    /// After a partial write on a polled socket: true when the loop will continue the flush once
+    /// the socket can take more; false when it may take more already (send again now).
+    /// </summary>
+    private bool WaitWritable(int waiting)
+    {
+        // The bytes wait for the kernel as an async send's would (BytesSending says so).
+        Volatile.Write(ref _bytesSending, waiting);
+        if (_poll!.WaitWritable(s_writable, this))
+            return true;
+        Volatile.Write(ref _bytesSending, 0);
+        return false;
+    }
+
+    private void Writable()
+    {
+        Volatile.Write(ref _bytesSending, 0);
+        FlushLoop();
+    }
+
+    /// <summary>Before the socket closes: the poller lets go of it and its waiters end.</summary>
+    private void Unpin()
+    {
+        if (_poll is { } poll)
+            IoLoop.Unregister(poll);
+    }
+}
