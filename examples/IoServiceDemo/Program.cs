@@ -1,8 +1,10 @@
 // An IoService of two loops: where posted and dispatched work runs, counters kept without locks by
-// pinning each key to one loop, and a DeadlineTimer whose callback runs on a loop.
+// pinning each key to one loop, a DeadlineTimer whose callback runs on a loop, and an echo server
+// and client whose connections run on the loops.
 //   dotnet run --project examples/IoServiceDemo -- [words]
 using System;
 using System.Collections.Generic;
+using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer;
@@ -50,6 +52,18 @@ using var timer = new DeadlineTimer(service, canceled =>
 timer.Setup(TimeSpan.FromMilliseconds(100));
 timer.WaitAsync();
 await finished.Task;
+
+// 4. An echo server and a client given the service: each connection is pinned to a loop, which on
+// Linux polls its socket (epoll) and runs its hooks, so OnReceived runs on a loop thread.
+var server = new LoopEchoServer(IPAddress.Loopback, 0) { Service = service };
+server.Start();
+var client = new LoopEchoClient(IPAddress.Loopback, server.Port) { Service = service };
+client.ConnectAsync();
+var (text, clientThread) = await client.Echoed.Task.WaitAsync(TimeSpan.FromSeconds(10));
+Console.WriteLine($"echo \"{text}\": server hook on {server.HookThread}, client hook on {clientThread}"
+    + (service.NativeTransportUnavailableReason is { } why ? $" ({why})" : string.Empty));
+client.Disconnect();
+server.Stop();
 
 // Stop runs what is still queued, then ends the loops: the tables are final and safe to read here.
 service.Stop();

@@ -36,13 +36,20 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
     /// <summary>A resume posted to the loop (see <see cref="ResumeLoopLater"/>).</summary>
     void ILoopWork.Execute() => ResumeLoop();
 
-    /// <summary>Runs a resumed receive loop on the connection's loop when its hooks run there, else on the thread pool.</summary>
+    /// <summary>Runs a resumed receive loop on the connection's loop when its hooks run there (see <see cref="StartsOnItsLoop"/>), else on the thread pool.</summary>
     private void ScheduleResume()
     {
         if (_poll is { Inline: true } poll && poll.Loop.Post(this))
             return;
         ThreadPoolScheduler.Schedule(s_resumeLoop, this);
     }
+
+    /// <summary>
+    /// Whether a receive loop that would start on this thread goes to the connection's loop
+    /// instead (hooks on the loop, called from elsewhere: the accept path, a connect completion, a
+    /// resume from another thread), so that every OnReceived runs on the loop.
+    /// </summary>
+    private bool StartsOnItsLoop() => _poll is { Inline: true } poll && !poll.Loop.IsCurrent && poll.Loop.Post(this);
 
     /// <summary>
     /// After a partial write on a polled socket: true when the loop will continue the flush once

@@ -116,6 +116,8 @@ internal sealed partial class Connection
     {
         if (IsOpen && Volatile.Read(ref _pause) != 0)
             return; // the resume starts it
+        if (StartsOnItsLoop())
+            return; // the loop runs it (and with it the first OnReceived), not this thread
         if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             return; // it runs (a parking loop re-checks the pause after letting go)
         if (!IsReadable || !TryAddReference())
