@@ -26,10 +26,10 @@ internal static unsafe partial class Epoll
     public const int Eintr = 4;
 
     /// <summary>
-    /// <c>struct epoll_event</c> is packed (12 bytes) on x86-64 and naturally aligned (16 bytes)
+    /// <c>struct epoll_event</c> is 12 bytes on x86-64 (packed) and 32-bit x86 (4-byte alignment of a 64-bit field), 16 bytes (naturally aligned)
     /// elsewhere; events are read and written through these offsets instead of a struct.
     /// </summary>
-    public static readonly int EventSize = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 12 : 16;
+    public static readonly int EventSize = RuntimeInformation.ProcessArchitecture is Architecture.X64 or Architecture.X86 ? 12 : 16;
 
     private static readonly int DataOffset = EventSize == 12 ? 4 : 8;
 

@@ -99,11 +99,13 @@ public sealed partial class IoLoop
 
         _queue.Enqueue(item);
 
-        // The decrement is a full fence: either the loop's check of the queue (after it set
-        // _sleeping) sees the item, or this read sees _sleeping set and the pulse wakes it.
-        Interlocked.Decrement(ref _state);
+        // A full fence: either the loop's check of the queue (after it set _sleeping) sees the
+        // item, or this read sees _sleeping set and wakes it. The wake comes before the decrement,
+        // so a stop (which waits for the posts in flight) cannot close the loop's eventfd under it.
+        Interlocked.MemoryBarrier();
         if (Volatile.Read(ref _sleeping) != 0)
             WakeUp();
+        Interlocked.Decrement(ref _state);
         return true;
     }
 
@@ -206,7 +208,7 @@ public sealed partial class IoLoop
                 {
                 }
 
-                AbandonPolled(); // the sockets pinned here end (aborted), and what that posts runs too
+                AbandonPolled(); // the sockets pinned here end (aborted); what they post now goes to the thread pool
                 while (RunQueued())
                 {
                 }

@@ -64,9 +64,10 @@ internal sealed unsafe class LoopPoller : IDisposable
         }
 
         wake = Epoll.EventFd(0, Epoll.CloExec | Epoll.NonBlocking);
-        if (wake < 0 || Epoll.Control(epoll, Epoll.CtlAdd, wake, Epoll.In, WakeKey) != 0)
+        var error = wake < 0 ? Marshal.GetLastPInvokeError() : Epoll.Control(epoll, Epoll.CtlAdd, wake, Epoll.In, WakeKey);
+        if (error != 0)
         {
-            failure = $"eventfd failed (errno {Marshal.GetLastPInvokeError()}); this service's connections use the default transport";
+            failure = $"{(wake < 0 ? "eventfd" : "epoll_ctl")} failed (errno {error}); this service's connections use the default transport";
             if (wake >= 0)
                 Epoll.Close(wake);
             Epoll.Close(epoll);
@@ -79,10 +80,16 @@ internal sealed unsafe class LoopPoller : IDisposable
     /// <summary>Adds the registration's socket; false when the poller is closing or the kernel refused it.</summary>
     public bool Add(PollRegistration registration)
     {
+        var added = false;
+        registration.Handle.DangerousAddRef(ref added); // throws (socket closed) before anything is taken
         lock (_sync)
         {
             if (_closed)
+            {
+                registration.Handle.DangerousRelease();
                 return false;
+            }
+
             var slot = _free.Count != 0 ? _free.Pop() : _used++;
             if (slot == _slots.Length)
             {
@@ -93,8 +100,6 @@ internal sealed unsafe class LoopPoller : IDisposable
 
             var key = ((ulong)++_generation << 32) | (uint)slot;
             registration.Key = key;
-            var added = false;
-            registration.Handle.DangerousAddRef(ref added);
             _slots[slot] = registration;
             if (Epoll.Control(_epoll, Epoll.CtlAdd, registration.Fd, Epoll.In | Epoll.Out | Epoll.RdHup | Epoll.EdgeTriggered, key) == 0)
                 return true;
@@ -130,8 +135,21 @@ internal sealed unsafe class LoopPoller : IDisposable
     public int Poll(int timeoutMilliseconds, IoService service)
     {
         var count = Epoll.Wait(_epoll, _events, MaxEvents, timeoutMilliseconds);
-        if (count <= 0)
-            return 0; // a timeout, or EINTR
+        if (count < 0)
+        {
+            var errno = Marshal.GetLastPInvokeError();
+            if (errno != Epoll.Eintr)
+            {
+                // Not expected (EBADF, EINVAL): say so, and do not spin on it.
+                service.ReportError(new InvalidOperationException($"epoll_wait failed with errno {errno}."));
+                Thread.Sleep(10);
+            }
+
+            return 0;
+        }
+
+        if (count == 0)
+            return 0;
         var slots = Volatile.Read(ref _slots);
         for (var i = 0; i < count; i++)
         {
@@ -152,7 +170,7 @@ internal sealed unsafe class LoopPoller : IDisposable
                 registration.Signal(
                     readable: (events & (Epoll.In | Epoll.RdHup | Epoll.Hup | Epoll.Err)) != 0,
                     writable: (events & (Epoll.Out | Epoll.Hup | Epoll.Err)) != 0,
-                    ended: (events & (Epoll.RdHup | Epoll.Hup | Epoll.Err)) != 0);
+                    ended: (events & (Epoll.RdHup | Epoll.Hup)) != 0); // an error alone (the error queue) is not an end
             }
             catch (Exception e)
             {

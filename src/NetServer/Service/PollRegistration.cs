@@ -34,7 +34,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     private ManualResetValueTaskSourceCore<SocketResult> _read;
     private int _readState;
     private int _writeState;
-    private volatile bool _ended; // the peer's end of stream (or an error) was reported: reads never wait again
+    private volatile bool _ended; // the peer's end of stream (or a hang-up) was reported: reads never wait again
     private Action<object?>? _writeCallback;
     private object? _writeArgument;
 
@@ -124,7 +124,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
     /// <summary>
     /// On the loop thread: the poller found the socket readable and/or writable (an error or
-    /// hang-up counts as both); <paramref name="ended"/>: the peer ended its side, or the socket failed.
+    /// hang-up counts as both); <paramref name="ended"/>: the peer ended its side, or the connection hung up.
     /// </summary>
     public void Signal(bool readable, bool writable, bool ended)
     {

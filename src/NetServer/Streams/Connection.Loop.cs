@@ -13,6 +13,7 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
     private static readonly Action<object?> s_writable = static state => ((Connection)state!).Writable();
 
     private PollRegistration? _poll;
+    private int _startPosted; // 1 while a started receive loop waits in the loop's queue to run (it holds _receiving)
 
     /// <summary>The loop this connection is pinned to, or null (the default transport).</summary>
     public IoLoop? Loop => _poll?.Loop;
@@ -33,8 +34,14 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
     /// <summary>The service stopped with this connection on one of its loops: it ends.</summary>
     void IPollOwner.Abandon() => Abort(DisconnectReason.ServerStopped);
 
-    /// <summary>A resume posted to the loop (see <see cref="ResumeLoopLater"/>).</summary>
-    void ILoopWork.Execute() => ResumeLoop();
+    /// <summary>A receive loop started elsewhere (see <see cref="StartsOnItsLoop"/>), or a resume (see <see cref="ResumeLoopLater"/>), posted to the loop.</summary>
+    void ILoopWork.Execute()
+    {
+        if (Interlocked.Exchange(ref _startPosted, 0) == 1)
+            RunReceiveLoop();
+        else
+            ResumeLoop();
+    }
 
     /// <summary>Runs a resumed receive loop on the connection's loop when its hooks run there (see <see cref="StartsOnItsLoop"/>), else on the thread pool.</summary>
     private void ScheduleResume()
@@ -45,11 +52,21 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
     }
 
     /// <summary>
-    /// Whether a receive loop that would start on this thread goes to the connection's loop
-    /// instead (hooks on the loop, called from elsewhere: the accept path, a connect completion, a
-    /// resume from another thread), so that every OnReceived runs on the loop.
+    /// Whether a receive loop that starts on this thread (it holds <c>_receiving</c>, so the
+    /// blocking receive already sees it) runs on the connection's loop instead (hooks on the loop,
+    /// started elsewhere: the accept path, a connect completion, a resume from another thread), so
+    /// that every OnReceived runs on the loop. False: run it here.
     /// </summary>
-    private bool StartsOnItsLoop() => _poll is { Inline: true } poll && !poll.Loop.IsCurrent && poll.Loop.Post(this);
+    private bool StartsOnItsLoop()
+    {
+        if (_poll is not { Inline: true } poll || poll.Loop.IsCurrent)
+            return false;
+        Volatile.Write(ref _startPosted, 1);
+        if (poll.Loop.Post(this))
+            return true;
+        Volatile.Write(ref _startPosted, 0); // the loop stopped: run it here
+        return false;
+    }
 
     /// <summary>
     /// After a partial write on a polled socket: true when the loop will continue the flush once

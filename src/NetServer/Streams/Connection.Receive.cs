@@ -116,8 +116,6 @@ internal sealed partial class Connection
     {
         if (IsOpen && Volatile.Read(ref _pause) != 0)
             return; // the resume starts it
-        if (StartsOnItsLoop())
-            return; // the loop runs it (and with it the first OnReceived), not this thread
         if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             return; // it runs (a parking loop re-checks the pause after letting go)
         if (!IsReadable || !TryAddReference())
@@ -128,8 +126,11 @@ internal sealed partial class Connection
 
         if (_readSize == 0)
             ConfigureReadSize();
-        _ = _stream is { } stream ? StreamReceiveLoopAsync(stream) : ReceiveLoopAsync();
+        if (!StartsOnItsLoop())
+            RunReceiveLoop(); // else the loop runs it (and with it the first OnReceived), not this thread
     }
+
+    private void RunReceiveLoop() => _ = _stream is { } stream ? StreamReceiveLoopAsync(stream) : ReceiveLoopAsync();
 
     /// <summary>Open or gracefully closing: the receive loop keeps reading (delivering only while open).</summary>
     private bool IsReadable => Volatile.Read(ref _state) < StateClosed;
