@@ -70,10 +70,15 @@ public abstract partial class StreamServer<TSession>
                 if (connection is null)
                     continue;
                 shared ??= SharedBuffer.Create(BufferPool, buffer);
-                var status = connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _);
-                if (status == SendStatus.Accepted && kind >= 0)
+
+                // Counted before the send, as every message is: the flush that sends it (maybe on another
+                // thread, before Send returns) reports it; taken back if the session did not take it.
+                if (kind >= 0)
                     session.CountMessagesSent(kind, 1);
-                else if (status == SendStatus.Full && connection.Abort(DisconnectReason.SendBufferFull))
+                var status = connection.Send(buffer, shared, waiter: null, SendMode.Scheduled, out _);
+                if (status != SendStatus.Accepted && kind >= 0)
+                    session.CountMessagesSent(kind, -1);
+                if (status == SendStatus.Full && connection.Abort(DisconnectReason.SendBufferFull))
                     Diagnostics.ListenerEvents.MulticastDisconnect(session, connection, connection.BytesPending);
             }
         }
@@ -148,11 +153,20 @@ public abstract partial class StreamServer<TSession>
                 if (connection is null)
                     continue;
                 shared ??= SharedBuffer.Create(BufferPool, buffer.Span);
-                var status = connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _);
-                if (status == SendStatus.Full && await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false))
-                    status = SendStatus.Accepted;
-                if (status == SendStatus.Accepted && kind >= 0)
-                    session.CountMessagesSent(kind, 1);
+                if (kind >= 0)
+                    session.CountMessagesSent(kind, 1); // before the send, as in Multicast
+                var status = SendStatus.Closed;
+                try
+                {
+                    status = connection.Send(buffer.Span, shared, waiter: null, SendMode.Scheduled, out _);
+                    if (status == SendStatus.Full && await StreamConnection.SendWhenRoomAsync(connection, buffer, shared, cancellationToken).ConfigureAwait(false))
+                        status = SendStatus.Accepted;
+                }
+                finally
+                {
+                    if (status != SendStatus.Accepted && kind >= 0)
+                        session.CountMessagesSent(kind, -1);
+                }
             }
         }
         finally
