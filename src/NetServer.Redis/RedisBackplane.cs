@@ -76,6 +76,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         config.ConnectRetry = 1;
         config.ReconnectRetryPolicy = new LinearRetry(500);
         _redis = await ConnectionMultiplexer.ConnectAsync(config).ConfigureAwait(false);
+        await WaitForConnectionAsync(_redis, TimeSpan.FromMilliseconds(Math.Max(config.ConnectTimeout, 5000))).ConfigureAwait(false);
         var subscriber = _redis.GetSubscriber();
         await subscriber.SubscribeAsync(_allChannel, OnFrame).ConfigureAwait(false);
         await subscriber.SubscribeAsync(_groupChannel, OnFrame).ConfigureAwait(false);
@@ -83,6 +84,30 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
         BackplaneTelemetry.Add(this);
+    }
+
+    /// <summary>
+    /// Without AbortOnConnectFail, ConnectAsync may return before the first connection is up (a
+    /// slow first attempt, retried in the background), and a fail-fast SUBSCRIBE would then fail at
+    /// once. Waits for it, at most <paramref name="timeout"/>; the SUBSCRIBE after it reports a Redis
+    /// that is really down.
+    /// </summary>
+    private static async Task WaitForConnectionAsync(ConnectionMultiplexer redis, TimeSpan timeout)
+    {
+        if (redis.IsConnected)
+            return;
+        var restored = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        void OnRestored(object? sender, ConnectionFailedEventArgs e) => restored.TrySetResult(true);
+        redis.ConnectionRestored += OnRestored;
+        try
+        {
+            if (!redis.IsConnected)
+                await Task.WhenAny(restored.Task, Task.Delay(timeout)).ConfigureAwait(false);
+        }
+        finally
+        {
+            redis.ConnectionRestored -= OnRestored;
+        }
     }
 
     /// <summary>Sends to every session of every node.</summary>

@@ -14,6 +14,8 @@ namespace NetServer.Tests.Tcp;
 /// not with a thread blocked in the synchronous Send, not with an awaitable send parked on a full
 /// queue (it completes with false). Disconnect is idempotent; Restart reuses the endpoint.
 /// </summary>
+// Restarts bind the same port again: alone, see PortRebindCollection.
+[Collection(nameof(PortRebindCollection))]
 public class StopDisposeTests
 {
     private const int SendLimit = 64 * 1024;

@@ -21,6 +21,8 @@ namespace NetServer.Tests.Udp;
 /// blocking call from the caller's bytes.
 /// The guarantees shared with the default mode are the theories of the other UDP test classes.
 /// </summary>
+// Restarts bind the same port again: alone, see PortRebindCollection.
+[Collection(nameof(PortRebindCollection))]
 public class UdpDedicatedThreadTests
 {
     private static readonly TimeSpan s_prompt = TimeSpan.FromSeconds(2);

@@ -19,6 +19,8 @@ namespace NetServer.Tests.Udp;
 /// multicast to local listeners whatever IP_MULTICAST_LOOP says, so OptionMulticastLoopback is
 /// tested on the routed paths. The tests that send and receive run in both I/O modes.
 /// </summary>
+// Restarts bind the same port again: alone, see PortRebindCollection.
+[Collection(nameof(PortRebindCollection))]
 public class UdpMulticastTests
 {
     [MulticastTheory(MulticastPath.IPv4Loopback)]
