@@ -74,17 +74,20 @@ public sealed class SendStallTests
     [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
     public async Task A_slow_reader_that_takes_bytes_now_and_then_is_not_cut_off(TransportKind kind)
     {
-        var (harness, peer, session, probe) = await StalledEchoAsync(kind, TimeSpan.FromSeconds(2));
+        var (harness, peer, session, probe) = await StalledEchoAsync(kind, TimeSpan.FromSeconds(3));
         await using (harness)
         using (peer)
         {
-            // 5 s of reads of 256 KiB every 150 ms (about 1.7 MB/s): the server's sends (up to a
-            // queue's worth each) keep completing, so the 2-s timeout never passes.
+            // 5 s of reads of 512 KiB every 150 ms (about 3.4 MB/s): the server's sends keep
+            // completing, so the 3-s timeout never passes. On the default transport an async send
+            // reports its progress only when all of it (up to eight queue segments) went out; on a
+            // busy machine the pauses stretch, and at half this pace (256 KiB, 2 s timeout) a
+            // send of a Unix socket occasionally took longer than the timeout (CI).
             var buffer = new byte[64 * 1024];
             for (var i = 0; i < 33; i++)
             {
                 await Task.Delay(150);
-                for (var read = 0; read < 256 * 1024;)
+                for (var read = 0; read < 512 * 1024;)
                 {
                     var got = await peer.ReceiveAsync(buffer, SocketFlags.None).WaitAsync(TimeSpan.FromSeconds(5));
                     Assert.True(got > 0, $"the server closed a slow reader ({session.DisconnectException?.Message})");
