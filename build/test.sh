@@ -25,13 +25,15 @@ code=$?
 # The engine, TLS, HTTP, WebSocket, PROXY and messaging test classes once more with every server
 # and client on the loops of an I/O service (NETSERVER_TRANSPORT=loops: on Linux the loops poll
 # the sockets themselves with epoll; docs/io-service.md), so every engine guarantee is checked
-# on both transports. Only on a whole run (no extra arguments); LOOPS_PASS=0 leaves it out.
+# on both transports. The TLS scans are left out of this pass: they check which protocol versions and
+# suites the server offers (SslStream's configuration, the same on both transports) and take two
+# minutes alone. Only on a whole run (no extra arguments); LOOPS_PASS=0 leaves it out.
 if [ $# -eq 0 ] && [ "${LOOPS_PASS:-1}" = 1 ]; then
   NETSERVER_TRANSPORT=loops dotnet test tests/NetServer.Tests/NetServer.Tests.csproj -c Release --nologo --no-build \
     --logger "trx;LogFileName=loops-transport.trx" \
     --results-directory "$results" \
     --blame-hang-timeout 5m \
-    --filter "FullyQualifiedName~NetServer.Tests.Streams|FullyQualifiedName~NetServer.Tests.Tcp|FullyQualifiedName~NetServer.Tests.Ssl|FullyQualifiedName~NetServer.Tests.Http|FullyQualifiedName~NetServer.Tests.WebSockets|FullyQualifiedName~NetServer.Tests.Messaging|FullyQualifiedName~NetServer.Tests.Proxy|FullyQualifiedName~NetServer.Tests.Service"
+    --filter "(FullyQualifiedName~NetServer.Tests.Streams|FullyQualifiedName~NetServer.Tests.Tcp|FullyQualifiedName~NetServer.Tests.Ssl|FullyQualifiedName~NetServer.Tests.Http|FullyQualifiedName~NetServer.Tests.WebSockets|FullyQualifiedName~NetServer.Tests.Messaging|FullyQualifiedName~NetServer.Tests.Proxy|FullyQualifiedName~NetServer.Tests.Service)&FullyQualifiedName!~TlsScannerTests"
   loops=$?
   [ "$code" -ne 0 ] || code=$loops
 fi
