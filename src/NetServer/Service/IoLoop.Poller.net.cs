@@ -1,4 +1,5 @@
 using NetServer.Service;
+using System.IO;
 
 namespace NetServer;
 
@@ -61,6 +62,14 @@ public sealed partial class IoLoop
             return null;
         }
     }
+
+    /// <summary>
+    /// The stream a secure layer (TLS) runs over: for a connection pinned to a polling loop, one
+    /// that reads and writes the socket itself and waits through the loop's poller; otherwise a
+    /// <see cref="NetworkStream"/>. Neither closes the socket.
+    /// </summary>
+    internal static Stream TransportStream(Socket socket, PollRegistration? registration) =>
+        registration is null ? new NetworkStream(socket, ownsSocket: false) : new PolledSocketStream(socket, registration);
 
     /// <summary>Before the socket closes: completes its waiters (aborted) and takes it out of the poller.</summary>
     internal static void Unregister(PollRegistration registration)

@@ -1,4 +1,5 @@
 using NetServer.Service;
+using System.IO;
 
 namespace NetServer;
 
@@ -32,4 +33,7 @@ public sealed partial class IoLoop
     internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline) => null;
 
     internal static void Unregister(PollRegistration registration) => registration.Close();
+
+    /// <summary>The stream a secure layer runs over (no connection is pinned to a polling loop here).</summary>
+    internal static Stream TransportStream(Socket socket, PollRegistration? registration) => new NetworkStream(socket, ownsSocket: false);
 }

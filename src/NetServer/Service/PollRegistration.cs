@@ -30,8 +30,14 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     private static readonly SocketResult s_ready = new(0, SocketError.Success);
     private static readonly SocketResult s_aborted = new(0, SocketError.OperationAborted);
 
-    private readonly bool _inline;
+    private static readonly Action<object?> s_cancelRead = static state => ((PollRegistration)state!).CancelRead();
+
+    private readonly bool _hooksOnLoop;
+    private volatile bool _handshaking;
     private ManualResetValueTaskSourceCore<SocketResult> _read;
+    private CancellationTokenRegistration _readCancel;
+    private CancellationToken _readToken;
+    private short _readCancelVersion;
     private int _readState;
     private int _writeState;
     private volatile bool _ended; // the peer's end of stream (or a hang-up) was reported: reads never wait again
@@ -44,7 +50,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
         Owner = owner;
         Handle = handle;
         Fd = (int)handle.DangerousGetHandle();
-        _inline = inline;
+        _hooksOnLoop = inline;
     }
 
     /// <summary>The loop whose thread polls this socket.</summary>
@@ -57,8 +63,14 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
     public int Fd { get; }
 
-    /// <summary>Whether waiters complete on the loop thread (hooks on the loop).</summary>
-    public bool Inline => _inline;
+    /// <summary>Whether waiters complete on the loop thread (hooks on the loop, and no handshake under way).</summary>
+    public bool Inline => _hooksOnLoop && !_handshaking;
+
+    /// <summary>While true (a TLS handshake), waiters complete on the thread pool whatever the hooks' choice.</summary>
+    public bool Handshaking
+    {
+        set => _handshaking = value;
+    }
 
     /// <summary>The poller that holds it (a LoopPoller on net10.0), so a late removal finds it after a restart.</summary>
     public object? Poller { get; set; }
@@ -68,8 +80,12 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
     public bool IsClosed => Volatile.Read(ref _readState) == Closed;
 
-    /// <summary>Completes when the socket may have data (or an end, or an error) to read.</summary>
-    public ValueTask<SocketResult> WaitReadableAsync()
+    /// <summary>
+    /// Completes when the socket may have data (or an end, or an error) to read. A wait that
+    /// <paramref name="cancellationToken"/> cancels throws <see cref="OperationCanceledException"/>
+    /// and leaves the registration as if it had not waited.
+    /// </summary>
+    public ValueTask<SocketResult> WaitReadableAsync(CancellationToken cancellationToken = default)
     {
         var state = Volatile.Read(ref _readState);
         if (state == Closed)
@@ -84,14 +100,28 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
         }
 
         _read.Reset();
-        _read.RunContinuationsAsynchronously = !_inline;
+        _read.RunContinuationsAsynchronously = !Inline;
+        var version = _read.Version;
+        if (cancellationToken.CanBeCanceled)
+        {
+            // Registered before the wait begins, so no completion finds the field half written; a
+            // cancellation that fires before the wait begins finds nothing to cancel and is seen below.
+            _readToken = cancellationToken;
+            _readCancelVersion = version;
+            _readCancel = cancellationToken.Register(s_cancelRead, this);
+        }
+
         switch (Interlocked.CompareExchange(ref _readState, Waiting, Idle))
         {
             case Idle:
-                return new ValueTask<SocketResult>(this, _read.Version);
+                if (cancellationToken.IsCancellationRequested)
+                    CancelRead();
+                return new ValueTask<SocketResult>(this, version);
             case Ready when Interlocked.CompareExchange(ref _readState, Idle, Ready) == Ready:
+                EndReadCancel();
                 return new ValueTask<SocketResult>(s_ready);
             default:
+                EndReadCancel();
                 return new ValueTask<SocketResult>(s_aborted);
         }
     }
@@ -134,7 +164,17 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
             _read.SetResult(s_ready); // inline: the receive loop (and its hooks) runs here
 
         if (writable && Wake(ref _writeState))
-            RunWriteCallback(_inline);
+            RunWriteCallback(Inline);
+    }
+
+    /// <summary>The token of a read wait fired: the wait ends with the cancellation, unless a signal or a close ended it first.</summary>
+    private void CancelRead()
+    {
+        if (_read.Version == _readCancelVersion && Interlocked.CompareExchange(ref _readState, Idle, Waiting) == Waiting)
+        {
+            _read.RunContinuationsAsynchronously = true; // not inside the canceller's call
+            _read.SetException(new OperationCanceledException(_readToken));
+        }
     }
 
     /// <summary>Ends the registration: waiters complete (aborted) on the thread pool; later waits fail at once.</summary>
@@ -177,7 +217,18 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
             ThreadPoolScheduler.Schedule(callback, argument);
     }
 
-    SocketResult IValueTaskSource<SocketResult>.GetResult(short token) => _read.GetResult(token);
+    SocketResult IValueTaskSource<SocketResult>.GetResult(short token)
+    {
+        EndReadCancel();
+        return _read.GetResult(token);
+    }
+
+    private void EndReadCancel()
+    {
+        _readCancel.Dispose(); // a cancellation running now ends at once (its continuation runs elsewhere)
+        _readCancel = default;
+        _readToken = default;
+    }
 
     ValueTaskSourceStatus IValueTaskSource<SocketResult>.GetStatus(short token) => _read.GetStatus(token);
 

@@ -95,11 +95,16 @@ internal sealed partial class Connection
         }
 
         var measured = Diagnostics.ConnectionMetrics.TlsHandshakeStarted(_owner);
+
+        // On a polling loop the handshake's reads and writes complete on the thread pool, so its
+        // key exchange and signatures never hold up the other connections of the loop.
+        if (_poll is { } poll)
+            poll.Handshaking = true;
         using (var timeout = new CancellationTokenSource(layer.HandshakeTimeout))
         {
             try
             {
-                stream = await layer.AuthenticateAsync(_socket, _gate!, timeout.Token).ConfigureAwait(false);
+                stream = await layer.AuthenticateAsync(IoLoop.TransportStream(_socket, _poll), _gate!, timeout.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
             {
@@ -112,6 +117,8 @@ internal sealed partial class Connection
             }
         }
 
+        if (_poll is { } polled)
+            polled.Handshaking = false;
         Diagnostics.ConnectionMetrics.TlsHandshakeEnded(_owner, measured, stream is null ? null : layer.ProtocolVersion(stream),
             stream is null ? failure ?? new OperationCanceledException() : null);
         if (stream is null)

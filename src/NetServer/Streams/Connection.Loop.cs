@@ -20,15 +20,19 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
 
     /// <summary>
     /// Pins the connection to <paramref name="loop"/> before it starts reading; false (nothing
-    /// changes) when the loop does not poll sockets or the connection runs a secure layer (TLS
-    /// keeps its stream on the default transport).
+    /// changes) when the loop does not poll sockets. A secure layer (TLS) then runs over the
+    /// loop's own transport stream (see <see cref="IoLoop.TransportStream"/>).
     /// </summary>
     public bool PinTo(IoLoop loop, bool hooksOnLoop)
     {
-        if (_layer is not null || _poll is not null)
+        if (_poll is not null)
             return false;
         _poll = loop.Register(_socket, this, hooksOnLoop);
-        return _poll is not null;
+        if (_poll is null)
+            return false;
+        if (_layer is not null)
+            _socket.Blocking = false; // the loop's transport stream, unlike a NetworkStream, takes a non-blocking socket
+        return true;
     }
 
     /// <summary>The service stopped with this connection on one of its loops: it ends.</summary>

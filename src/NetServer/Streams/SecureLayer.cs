@@ -16,12 +16,13 @@ internal abstract class SecureLayer
     public abstract TimeSpan HandshakeTimeout { get; }
 
     /// <summary>
-    /// Runs the handshake over <paramref name="socket"/> and returns the stream that carries the
-    /// application bytes. The layer reads the socket through a stream that reports to
-    /// <paramref name="gate"/> (see <see cref="ReadGate"/>). Throws when the handshake fails;
-    /// <paramref name="cancellationToken"/> fires when the handshake timeout passes.
+    /// Runs the handshake over <paramref name="transport"/> (the socket's stream: a NetworkStream,
+    /// or the loop's own stream for a connection pinned to a polling loop) and returns the stream
+    /// that carries the application bytes. The layer reads the transport through a stream that
+    /// reports to <paramref name="gate"/> (see <see cref="ReadGate"/>). Throws when the handshake
+    /// fails; <paramref name="cancellationToken"/> fires when the handshake timeout passes.
     /// </summary>
-    public abstract Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken);
+    public abstract Task<Stream> AuthenticateAsync(Stream transport, ReadGate gate, CancellationToken cancellationToken);
 
     /// <summary>
     /// Ends the layer's side of the stream (TLS: close_notify) before the socket's send side is shut

@@ -19,11 +19,11 @@ internal sealed class TlsLayer : SecureLayer
 
     public override TimeSpan HandshakeTimeout => _context.HandshakeTimeout;
 
-    public override async Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken)
+    public override async Task<Stream> AuthenticateAsync(Stream transport, ReadGate gate, CancellationToken cancellationToken)
     {
         // The SslStream's inner stream is ours, so the gate knows when a read waits for bytes (and
         // cannot be decrypting): only then, or between reads, may ShutdownAsync reach OpenSSL.
-        var stream = new SslStream(new GatedStream(new NetworkStream(socket, ownsSocket: false), gate), leaveInnerStreamOpen: false);
+        var stream = new SslStream(new GatedStream(transport, gate), leaveInnerStreamOpen: false);
         try
         {
             if (_targetHost is null)

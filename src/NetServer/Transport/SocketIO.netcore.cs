@@ -15,4 +15,17 @@ internal static partial class SocketIO
             return 0;
         }
     }
+
+    public static int TryReceive(Socket socket, Span<byte> buffer, out SocketError error)
+    {
+        try
+        {
+            return socket.Receive(buffer, SocketFlags.None, out error);
+        }
+        catch (ObjectDisposedException)
+        {
+            error = SocketError.OperationAborted;
+            return 0;
+        }
+    }
 }

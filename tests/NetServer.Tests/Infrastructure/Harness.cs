@@ -53,6 +53,10 @@ public interface IProbeServer : IDisposable, IAsyncDisposable
     int OptionMaxSessions { get; set; }
 
     long RejectedSessions { get; }
+
+    IoService? Service { get; set; }
+
+    bool OptionHooksOnLoop { get; set; }
 }
 
 /// <summary>

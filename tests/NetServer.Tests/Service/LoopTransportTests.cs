@@ -33,16 +33,8 @@ public sealed class LoopTransportTests
 
     private static void Use(ServerHarness harness, IoService service, bool hooksOnLoop = true)
     {
-        if (harness.Tcp is { } tcp)
-        {
-            tcp.Service = service;
-            tcp.OptionHooksOnLoop = hooksOnLoop;
-        }
-        else
-        {
-            harness.Uds!.Service = service;
-            harness.Uds.OptionHooksOnLoop = hooksOnLoop;
-        }
+        harness.Server.Service = service;
+        harness.Server.OptionHooksOnLoop = hooksOnLoop;
     }
 
     private static byte[] Pattern(int length, int seed)
@@ -54,7 +46,7 @@ public sealed class LoopTransportTests
     }
 
     [Theory]
-    [MemberData(nameof(Transports.Plain), MemberType = typeof(Transports))]
+    [MemberData(nameof(Transports.All), MemberType = typeof(Transports))]
     public async Task Sessions_and_clients_on_loops_echo_in_order_with_their_hooks_on_the_loop_threads(TransportKind kind)
     {
         using var service = StartService(2);

@@ -3,7 +3,6 @@ using NetServer.Tls;
 using System;
 using System.IO;
 using System.Net.Security;
-using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -22,9 +21,9 @@ internal sealed class WatchedTlsLayer(SslContext context, string? targetHost, La
 {
     public override TimeSpan HandshakeTimeout => context.HandshakeTimeout;
 
-    public override async Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken)
+    public override async Task<Stream> AuthenticateAsync(Stream transport, ReadGate gate, CancellationToken cancellationToken)
     {
-        var stream = new WatchedSslStream(new WaitProbe(new GatedStream(new NetworkStream(socket, ownsSocket: false), gate), watch), watch);
+        var stream = new WatchedSslStream(new WaitProbe(new GatedStream(transport, gate), watch), watch);
         try
         {
             if (targetHost is null)
