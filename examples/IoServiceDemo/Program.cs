@@ -15,16 +15,18 @@ using var service = new DemoService(threads: 2);
 service.Start();
 
 // 1. Dispatch runs inline on a loop, Post always queues: the numbers show the order things ran in.
+// (All on one loop: the service's own Post picks the next loop, which would run beside this one.)
+var loop = service.Loops[0];
 var ordered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-service.Post(() =>
+loop.Post(() =>
 {
     Console.WriteLine($"1 posted work, on {Thread.CurrentThread.Name}");
-    service.Post(() =>
+    loop.Post(() =>
     {
         Console.WriteLine("4 posted from a loop: runs after the work that posted it");
         ordered.SetResult();
     });
-    service.Dispatch(() => Console.WriteLine("2 dispatched from a loop: runs inline"));
+    loop.Dispatch(() => Console.WriteLine("2 dispatched from a loop: runs inline"));
     Console.WriteLine("3 back in the posted work");
 });
 await ordered.Task;

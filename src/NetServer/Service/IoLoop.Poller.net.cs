@@ -8,17 +8,39 @@ public sealed partial class IoLoop
 {
     private LoopPoller? _poller;
     private string? _pollerFailure;
+    private volatile bool _pollerBroken; // epoll failed: the loop waits on its gate until its service stops
 
     /// <summary>Null when this loop polls sockets itself; otherwise why it cannot (see <see cref="IoService.NativeTransportUnavailableReason"/>).</summary>
     internal string? PollerFailure => _pollerFailure;
 
-    private bool HasPoller => _poller is not null;
+    private bool HasPoller => _poller is not null && !_pollerBroken;
 
-    private void StartPoller() => _poller ??= LoopPoller.TryCreate(out _pollerFailure);
+    private void StartPoller()
+    {
+        _pollerBroken = false;
+        _poller ??= LoopPoller.TryCreate(out _pollerFailure);
+    }
 
     private void WakePoller() => _poller?.Wake();
 
-    private int PollOnce(int timeoutMilliseconds) => _poller!.Poll(timeoutMilliseconds, Service);
+    private int PollOnce(int timeoutMilliseconds)
+    {
+        var count = _poller!.Poll(timeoutMilliseconds, Service, out var failure);
+        if (count >= 0)
+            return count;
+
+        // Not expected, and not to be retried in a spin: the connections pinned here end, new ones
+        // get the default transport (Register refuses), and the loop goes on running posted work,
+        // waiting on its gate (a post that still wakes the eventfd is seen at the next turn).
+        _pollerFailure = failure;
+        _pollerBroken = true;
+        Service.ReportError(new InvalidOperationException(failure));
+        AbandonPolled();
+        return 0;
+    }
+
+    /// <summary>Makes this loop's poller fail at its next wait (tests of the fallback).</summary>
+    internal void FailPollerForTests() => _poller?.FailNextPollForTests();
 
     private void AbandonPolled()
     {
@@ -50,7 +72,7 @@ public sealed partial class IoLoop
     internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline)
     {
         var poller = _poller;
-        if (poller is null || (Volatile.Read(ref _state) & Closed) != 0)
+        if (poller is null || _pollerBroken || (Volatile.Read(ref _state) & Closed) != 0)
             return null;
         try
         {

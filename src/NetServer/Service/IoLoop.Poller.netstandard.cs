@@ -34,6 +34,11 @@ public sealed partial class IoLoop
 
     internal static void Unregister(PollRegistration registration) => registration.Close();
 
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Performance", "CA1822", Justification = "Instance member on net10.0.")]
+    internal void FailPollerForTests()
+    {
+    }
+
     /// <summary>The stream a secure layer runs over (no connection is pinned to a polling loop here).</summary>
     internal static Stream TransportStream(Socket socket, PollRegistration? registration) => new NetworkStream(socket, ownsSocket: false);
 }

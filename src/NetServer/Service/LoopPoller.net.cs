@@ -28,6 +28,7 @@ internal sealed unsafe class LoopPoller : IDisposable
     private int _used;
     private uint _generation;
     private bool _closed;
+    private volatile bool _failForTests; // the next wait fails as a broken epoll descriptor would
 
     private LoopPoller(int epoll, int wake)
     {
@@ -130,22 +131,21 @@ internal sealed unsafe class LoopPoller : IDisposable
 
     /// <summary>
     /// On the loop thread: waits up to <paramref name="timeoutMilliseconds"/> (-1: until something
-    /// happens) and signals the registrations that became ready. Returns the number of events.
+    /// happens) and signals the registrations that became ready. Returns the number of events, or
+    /// -1 with <paramref name="failure"/> when epoll itself failed (not expected: EBADF, EINVAL,
+    /// ENOMEM); the poller is then of no more use.
     /// </summary>
-    public int Poll(int timeoutMilliseconds, IoService service)
+    public int Poll(int timeoutMilliseconds, IoService service, out string? failure)
     {
-        var count = Epoll.Wait(_epoll, _events, MaxEvents, timeoutMilliseconds);
+        failure = null;
+        var count = Epoll.Wait(_failForTests ? -1 : _epoll, _events, MaxEvents, timeoutMilliseconds);
         if (count < 0)
         {
             var errno = Marshal.GetLastPInvokeError();
-            if (errno != Epoll.Eintr)
-            {
-                // Not expected (EBADF, EINVAL): say so, and do not spin on it.
-                service.ReportError(new InvalidOperationException($"epoll_wait failed with errno {errno}."));
-                Thread.Sleep(10);
-            }
-
-            return 0;
+            if (errno == Epoll.Eintr)
+                return 0;
+            failure = $"epoll_wait failed (errno {errno}); this loop's connections were ended and its new ones use the default transport";
+            return -1;
         }
 
         if (count == 0)
@@ -179,6 +179,13 @@ internal sealed unsafe class LoopPoller : IDisposable
         }
 
         return count;
+    }
+
+    /// <summary>Makes the next <see cref="Poll"/> fail as a broken epoll descriptor would (tests of the fallback).</summary>
+    internal void FailNextPollForTests()
+    {
+        _failForTests = true;
+        Wake();
     }
 
     /// <summary>Wakes the loop out of <see cref="Poll"/> (from any thread).</summary>

@@ -188,4 +188,50 @@ public sealed class LoopTransportTests
         Assert.Equal((byte)'y', buffer[0]);
         Assert.Equal(1, harness.ConnectedSessions);
     }
+
+    [Net10Fact("the loops poll sockets only in the net10.0 build")]
+    public async Task A_loop_whose_epoll_fails_ends_its_connections_and_falls_back_to_the_default_transport()
+    {
+        if (!Native)
+            return;
+        using var service = new ErrorRecordingService(1);
+        Assert.True(service.Start());
+        var errors = service.Errors;
+        await using var harness = new ServerHarness(TransportKind.Tcp);
+        Use(harness, service);
+        harness.Probe.ConfigureSession = probe => probe.Received = (session, buffer, offset, size) => session.SendAsync(buffer, offset, size);
+        Assert.True(harness.Start());
+
+        using var first = await harness.ConnectRawAsync();
+        await harness.Probe.WaitForSessionsAsync(1);
+        var firstProbe = harness.Probe.Sessions.Values.Single();
+        Assert.NotNull(harness.FindSession(harness.Probe.Sessions.Keys.Single())!.Loop);
+
+        service.Loops[0].FailPollerForTests();
+        Assert.Equal(DisconnectReason.ServerStopped, await firstProbe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+        await Wait.UntilAsync(() => !errors.IsEmpty, "the failure reported", s_timeout);
+        Assert.Contains("epoll_wait failed", errors.Single().Message);
+        Assert.Contains("epoll_wait failed", service.NativeTransportUnavailableReason);
+
+        // The loop still runs posted work, woken on its gate now.
+        var posted = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Assert.True(service.Loops[0].Post(() => posted.TrySetResult(Thread.CurrentThread.Name)));
+        Assert.StartsWith("NetServer loop", await posted.Task.WaitAsync(s_timeout));
+
+        // A new connection is served on the default transport.
+        using var second = await harness.ConnectRawAsync();
+        await second.SendAsync(new[] { (byte)'z' }, SocketFlags.None);
+        var reply = new byte[1];
+        Assert.Equal(1, await second.ReceiveAsync(reply, SocketFlags.None).WaitAsync(s_timeout));
+        Assert.Equal((byte)'z', reply[0]);
+        var secondId = harness.Probe.Sessions.Keys.Single(id => harness.Probe.Sessions[id] != firstProbe);
+        Assert.Null(harness.FindSession(secondId)!.Loop);
+    }
+
+    private sealed class ErrorRecordingService(int threads) : IoService(threads)
+    {
+        public ConcurrentQueue<Exception> Errors { get; } = new();
+
+        protected override void OnError(Exception exception) => Errors.Enqueue(exception);
+    }
 }
