@@ -68,9 +68,23 @@ public class IoService : IDisposable
     {
         if (!string.Equals(Environment.GetEnvironmentVariable(TransportVariable), "loops", StringComparison.OrdinalIgnoreCase))
             return null;
-        var service = new IoService();
+        var service = new IoService(AmbientThreads(Environment.GetEnvironmentVariable(LoopsVariable)));
         service.Start();
         return service;
+    }
+
+    /// <summary>The environment variable that sets the shared service's number of loops (default: one per processor).</summary>
+    internal const string LoopsVariable = "NETSERVER_LOOPS";
+
+    /// <summary>The shared service's loop count from NETSERVER_LOOPS: a number from 1 to 1024, else (with a warning when set) one per processor.</summary>
+    internal static int AmbientThreads(string? value)
+    {
+        if (string.IsNullOrEmpty(value))
+            return Environment.ProcessorCount;
+        if (int.TryParse(value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var threads) && threads is >= 1 and <= 1024)
+            return threads;
+        Trace.TraceWarning("NetServer: {0}={1} is not a number of loops from 1 to 1024; using {2} (one per processor).", LoopsVariable, value, Environment.ProcessorCount);
+        return Environment.ProcessorCount;
     }
 
     /// <summary>The number of loops (threads).</summary>
