@@ -88,6 +88,8 @@ public partial class RelayServer : IDisposable
             Volatile.Write(ref _udp, new RelayUdp(this, address, limits.UdpPort));
         }
 
+        StartCluster(limits);
+
         RelayTelemetry.Add(this);
         return true;
     }
@@ -96,6 +98,7 @@ public partial class RelayServer : IDisposable
     public bool Stop()
     {
         RelayTelemetry.Remove(this);
+        StopCluster();
         var stopped = _host.Stop();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
         return stopped;
@@ -208,6 +211,7 @@ public partial class RelayServer : IDisposable
         if (!disposing)
             return;
         RelayTelemetry.Remove(this);
+        StopCluster();
         _host.Dispose();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
     }
