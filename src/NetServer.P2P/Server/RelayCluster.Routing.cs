@@ -27,12 +27,12 @@ internal sealed partial class RelayCluster
         var length = EnvelopeRewriter.Rewrite(envelope, sender.FromField, message.AsSpan(ClusterMessage.EnvelopeHeaderSize));
         if (length < 0)
         {
-            published = Task.FromResult(false);
+            published = s_notPublished;
             return -1;
         }
 
         var total = ClusterMessage.EnvelopeHeaderSize + length;
-        published = _backplane.PublishAsync(node, message.AsMemory(0, total));
+        published = TryPublish(node, message.AsMemory(0, total));
         return total;
     }
 

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Threading;
+using System.Threading.Tasks;
 using NetServer.P2P.Internal;
 using NetServer.P2P.Wire;
 
@@ -26,7 +27,10 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     private readonly long _timeout;
     private Timer? _timer;
     private long _seq;
+    private static readonly Task<bool> s_notPublished = Task.FromResult(false);
+
     private long _ignored;
+    private long _publishFailures;
 
     public RelayCluster(RelayServer relay, IRelayBackplane backplane, RelayServerOptions limits)
     {
@@ -43,6 +47,9 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     /// <summary>Messages from other nodes that were malformed, or named a sender their node does not have (dropped).</summary>
     public long Ignored => Interlocked.Read(ref _ignored);
+
+    /// <summary>Publishes the backplane refused by throwing (it is stopped or disposed).</summary>
+    public long PublishFailures => Interlocked.Read(ref _publishFailures);
 
     /// <summary>Nodes this node hears from now.</summary>
     public int NodeCount
@@ -269,7 +276,24 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     }
 
     /// <summary>Registry messages are not awaited: one lost is repaired by the next heartbeat's comparison.</summary>
-    private void Publish(Guid node, byte[] message) => _ = _backplane.PublishAsync(node, message);
+    private void Publish(Guid node, byte[] message) => _ = TryPublish(node, message);
+
+    /// <summary>
+    /// Publishes through the backplane; a backplane that throws instead of returning false (stopped,
+    /// disposed) fails this message only: it must not take the heartbeat or a peer's receive hook down.
+    /// </summary>
+    private Task<bool> TryPublish(Guid node, ReadOnlyMemory<byte> message)
+    {
+        try
+        {
+            return _backplane.PublishAsync(node, message);
+        }
+        catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
+        {
+            Interlocked.Increment(ref _publishFailures);
+            return s_notPublished;
+        }
+    }
 
     private sealed class RemoteNode(Guid id)
     {

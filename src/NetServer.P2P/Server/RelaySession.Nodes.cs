@@ -73,7 +73,17 @@ internal sealed partial class RelaySession
     /// <summary>Tells the sender when the backplane did not take its message (completes at once, allocating nothing, when it did).</summary>
     private async Task FailUnpublishedAsync(Task<bool> published, RelayPeerState peer, ulong requestId, Guid messageId, Guid to)
     {
-        if (await published.ConfigureAwait(false))
+        bool taken;
+        try
+        {
+            taken = await published.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            taken = false; // a backplane that faults instead of returning false: the sender is told the same
+        }
+
+        if (taken)
             return;
         if (requestId != 0)
             peer.Requests.Remove(requestId);
