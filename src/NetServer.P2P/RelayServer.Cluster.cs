@@ -71,10 +71,14 @@ public partial class RelayServer
         if (System.Threading.Interlocked.Exchange(ref _cluster, null) is not { } cluster)
             return;
         cluster.Dispose();
+
+        // The local peers are being disconnected: no deltas for them (as departures on a stop).
         lock (_viewLock)
         {
             foreach (var peer in _remotePeers.Values)
-                RemoveRemoteLocked(peer);
+                peer.HasLeft = true;
+            _remotePeers.Clear();
+            System.Threading.Interlocked.Increment(ref _version);
         }
     }
 

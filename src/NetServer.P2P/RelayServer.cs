@@ -80,15 +80,18 @@ public partial class RelayServer : IDisposable
         _host.OptionMaxMessageSize = limits.MaxMessageSize;
         _host.OptionMaxSessions = limits.MaxConnections;
         _host.OptionNoDelay = true;
+        StartCluster(limits); // first: a backplane that refuses this relay throws before anything listens
         if (!_host.Start())
+        {
+            StopCluster();
             return false;
+        }
+
         if (limits.UdpEnabled)
         {
             var address = (_host.Endpoint as IPEndPoint)?.Address ?? IPAddress.Any;
             Volatile.Write(ref _udp, new RelayUdp(this, address, limits.UdpPort));
         }
-
-        StartCluster(limits);
 
         RelayTelemetry.Add(this);
         return true;
