@@ -9,6 +9,7 @@ using NetServer.P2P.Wire;
 using NetServer.Protobuf;
 using NetServer.Tests.Infrastructure;
 using Xunit;
+using Xunit.Abstractions;
 
 namespace NetServer.Redis.Tests.Relay;
 
@@ -16,7 +17,7 @@ namespace NetServer.Redis.Tests.Relay;
 /// Relays joined into one cluster through a real redis-server: peers of every node in every list,
 /// messages and requests across nodes with the true sender, departures and dead nodes, Redis down.
 /// </summary>
-public sealed class RelayNodesTests
+public sealed class RelayNodesTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan s_long = TimeSpan.FromSeconds(30);
 
@@ -223,6 +224,7 @@ public sealed class RelayNodesTests
         var failed = await Assert.ThrowsAsync<RelayException>(() => waiting.WaitAsync(Wait.Default));
         Assert.Equal(RelayStatus.PeerLeft, failed.Status);
         var elapsed = started.Elapsed;
+        output.WriteLine($"a silent node left after {elapsed.TotalMilliseconds:0} ms (heartbeat {RelayNodes.Heartbeat.TotalMilliseconds} ms, node timeout {RelayNodes.NodeTimeout.TotalMilliseconds} ms)");
         await RelayNodes.AllSeeAsync([alice], alice);
         Assert.True(elapsed >= RelayNodes.NodeTimeout - RelayNodes.Heartbeat, $"gone after {elapsed}: sooner than the timeout");
         Assert.True(elapsed < RelayNodes.NodeTimeout + 3 * RelayNodes.Heartbeat + TimeSpan.FromSeconds(1), $"gone after {elapsed}");
