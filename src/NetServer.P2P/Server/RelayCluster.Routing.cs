@@ -19,11 +19,11 @@ internal sealed partial class RelayCluster
     /// <paramref name="node"/>, or to every node when <paramref name="to"/> is everyone.
     /// </summary>
     /// <returns>The bytes published, or -1 when the envelope is malformed; <paramref name="published"/> tells whether the backplane took it.</returns>
-    public int PublishEnvelope(RelayPeerState sender, Guid node, Guid to, ReadOnlySpan<byte> envelope, out Task<bool> published)
+    public int PublishEnvelope(RelayPeerState sender, Guid node, Guid to, ReadOnlySpan<byte> envelope, out Task<bool> published, ClusterKind kind = ClusterKind.Envelope)
     {
         // One array per message crosses to the backplane (which frames it again); local routes allocate nothing.
         var message = new byte[ClusterMessage.EnvelopeHeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
-        ClusterMessage.WriteEnvelopeHeader(message, sender.Id, to);
+        ClusterMessage.WriteEnvelopeHeader(message, sender.Id, to, kind);
         var length = EnvelopeRewriter.Rewrite(envelope, sender.FromField, message.AsSpan(ClusterMessage.EnvelopeHeaderSize));
         if (length < 0)
         {
@@ -36,13 +36,21 @@ internal sealed partial class RelayCluster
         return total;
     }
 
-    private void OnEnvelope(Guid node, ReadOnlySpan<byte> message)
+    private void OnEnvelope(Guid node, ReadOnlySpan<byte> message, bool toRoom)
     {
         if (!ClusterMessage.TryReadEnvelope(message, out var from, out var to, out var envelope)
             || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node
             || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to || RelayKinds.IsReserved(parsed.HeaderUtf8))
         {
             System.Threading.Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        // A room's members here, if it has any (its sender's node checked the sender is a member).
+        if (toRoom)
+        {
+            if (!parsed.IsRequest && _relay.FindRoom(to) is { } room)
+                RelaySession.DeliverFromNode(sender, room.Members, envelope);
             return;
         }
 

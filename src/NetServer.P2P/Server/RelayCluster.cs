@@ -98,8 +98,8 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
         switch (kind)
         {
-            case ClusterKind.Envelope:
-                OnEnvelope(node, message);
+            case ClusterKind.Envelope or ClusterKind.RoomEnvelope:
+                OnEnvelope(node, message, toRoom: kind == ClusterKind.RoomEnvelope);
                 return;
             case ClusterKind.Status:
                 OnStatus(node, message);

@@ -42,7 +42,10 @@ internal sealed partial class RelaySession
             else if (_relay.FindRoom(to) is { } room)
             {
                 if (room.Contains(peer))
+                {
                     FanOut(peer, in message, room.Members, "room " + room.Name);
+                    RoomToNodes(peer, in message);
+                }
                 else
                     RefuseCharged(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
             }

@@ -70,6 +70,29 @@ internal sealed partial class RelaySession
         _ = FailUnpublishedAsync(published, peer, 0, message.Id, message.To);
     }
 
+    /// <summary>The other nodes' part of a message to a room (the same id on every node): one publish, charged once (this node does not know their members).</summary>
+    private void RoomToNodes(RelayPeerState peer, in ProtoMessage message)
+    {
+        var cluster = _relay.Cluster;
+        if (cluster is null || (message.IsRequest && message.RequestId != 0))
+            return;
+        if (!peer.TryCharge(1, message.Raw.Length, Milliseconds.Now))
+        {
+            Refuse(peer, in message, RelayStatus.RateLimited, RateText());
+            return;
+        }
+
+        if (!cluster.IsConnected)
+        {
+            Refuse(peer, in message, RelayStatus.NodeUnavailable, "The room's members on other relay nodes were not reached: this relay cannot reach the other nodes now.");
+            return;
+        }
+
+        var length = cluster.PublishEnvelope(peer, Guid.Empty, message.To, message.Raw, out var published, ClusterKind.RoomEnvelope);
+        peer.CountRelayed(1, Math.Max(length, 0));
+        _ = FailUnpublishedAsync(published, peer, 0, message.Id, message.To);
+    }
+
     /// <summary>Tells the sender when the backplane did not take its message (completes at once, allocating nothing, when it did).</summary>
     private async Task FailUnpublishedAsync(Task<bool> published, RelayPeerState peer, ulong requestId, Guid messageId, Guid to)
     {
@@ -111,7 +134,7 @@ internal sealed partial class RelaySession
     internal static RelayStatus DeliverFromNode(RemotePeerState sender, RelayPeerState target, ReadOnlySpan<byte> envelope) =>
         DeliverFromNode(sender, target, null, envelope);
 
-    /// <summary>Delivers an envelope a peer of another node sent to everyone, to every peer of this node.</summary>
+    /// <summary>Delivers an envelope a peer of another node sent to everyone (or to a room), to every peer of this node (or the room's members here).</summary>
     internal static void DeliverFromNode(RemotePeerState sender, RelayPeerState[] everyone, ReadOnlySpan<byte> envelope) =>
         DeliverFromNode(sender, null, everyone, envelope);
 

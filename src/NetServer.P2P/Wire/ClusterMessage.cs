@@ -31,6 +31,9 @@ internal enum ClusterKind : byte
 
     /// <summary>To the sender's node: a routed envelope was refused on the addressee's node.</summary>
     Status = 8,
+
+    /// <summary>To all: an envelope a member of a room sent to it (the room's id is the same on every node); each node gives it to its own members.</summary>
+    RoomEnvelope = 9,
 }
 
 /// <summary>
@@ -83,10 +86,10 @@ internal static class ClusterMessage
     }
 
     /// <summary>Writes the head of an envelope message into <paramref name="destination"/>; the stamped envelope follows it.</summary>
-    public static void WriteEnvelopeHeader(Span<byte> destination, Guid from, Guid to)
+    public static void WriteEnvelopeHeader(Span<byte> destination, Guid from, Guid to, ClusterKind kind = ClusterKind.Envelope)
     {
         destination[0] = Version;
-        destination[1] = (byte)ClusterKind.Envelope;
+        destination[1] = (byte)kind;
         GuidBytes.Write(destination.Slice(2), from);
         GuidBytes.Write(destination.Slice(2 + GuidBytes.Size), to);
     }

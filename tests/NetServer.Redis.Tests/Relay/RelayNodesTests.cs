@@ -155,6 +155,34 @@ public sealed class RelayNodesTests(ITestOutputHelper output)
     }
 
     [RedisFact]
+    public async Task A_room_spans_the_nodes_its_members_are_on_and_only_its_members_get_its_messages()
+    {
+        await using var nodes = await RelayNodes.StartAsync(2);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var dave = await nodes.ConnectAsync(0, "dave");
+        var bob = await nodes.ConnectAsync(1, "bob");
+        var carol = await nodes.ConnectAsync(1, "carol");
+        await RelayNodes.AllSeeAsync([alice, dave, bob, carol], alice, dave, bob, carol);
+
+        var there = await alice.JoinRoomAsync("lobby");
+        var here = await bob.JoinRoomAsync("lobby");
+        Assert.Equal(there.Id, here.Id); // one name, one id on every node
+
+        Assert.True(alice.SendToRoom(there, new MessageEnvelope("to-room"), new Sample { A = 1 }));
+        Assert.True(bob.SendToRoom(here, new MessageEnvelope("to-room"), new Sample { A = 2 }));
+        await Wait.UntilAsync(() => alice.Received == 1 && bob.Received == 1, () => $"one room message each: alice {alice.Received}, bob {bob.Received}");
+        Assert.Equal((alice.PeerId, 1), (bob.Messages.Single().From, bob.Messages.Single().Unpack<Sample>().A));
+        Assert.Equal((bob.PeerId, 2), (alice.Messages.Single().From, alice.Messages.Single().Unpack<Sample>().A));
+
+        // Non-members on either node got nothing; a non-member cannot send to it.
+        Assert.True(carol.Send(here.Id, new MessageEnvelope("outsider")));
+        await Wait.UntilAsync(() => !carol.Failures.IsEmpty, () => "the outsider's refusal");
+        Assert.Equal(RelayStatus.NotMember, carol.Failures.Single().Status);
+        Assert.Equal((0, 0), (dave.Received, carol.Received));
+        Assert.Equal((1, 1), (alice.Received, bob.Received));
+    }
+
+    [RedisFact]
     public async Task Sends_to_an_unknown_peer_get_UnknownPeer_as_on_one_relay()
     {
         await using var nodes = await RelayNodes.StartAsync(2);
