@@ -83,8 +83,8 @@ public sealed class RelayServerOptions
     /// <summary>
     /// The link to the other relay nodes of a cluster (default null: this relay is alone). With one,
     /// peers registered on any node are in every node's peer list and messages, typed payloads and
-    /// requests reach them (docs/scale-out.md, "Relay nodes"). Rooms, UDP and hole punching stay on
-    /// each node.
+    /// requests reach them, and a room spans the nodes (its id is a hash of its name). Room
+    /// membership, UDP and hole punching stay on each node (docs/scale-out.md, "Relay nodes").
     /// </summary>
     public IRelayBackplane? Backplane { get; set; }
 
