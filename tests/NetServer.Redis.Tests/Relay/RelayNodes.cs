@@ -21,40 +21,47 @@ internal sealed class RelayNodes : IAsyncDisposable
 
     private readonly List<RelayClient> _clients = [];
 
-    private RelayNodes(RedisProcess redis, RedisRelayBackplane[] backplanes, RelayServer[] relays)
+    private readonly List<RedisRelayBackplane> _backplanes = [];
+    private readonly List<RelayServer> _relays = [];
+    private readonly TimeSpan _nodeTimeout;
+
+    private RelayNodes(RedisProcess redis, TimeSpan nodeTimeout)
     {
         Redis = redis;
-        Backplanes = backplanes;
-        Relays = relays;
+        _nodeTimeout = nodeTimeout;
     }
 
     public RedisProcess Redis { get; }
 
-    public RedisRelayBackplane[] Backplanes { get; }
+    public RedisRelayBackplane[] Backplanes => [.. _backplanes];
 
-    public RelayServer[] Relays { get; }
+    public RelayServer[] Relays => [.. _relays];
 
     public static async Task<RelayNodes> StartAsync(int count, TimeSpan? nodeTimeout = null)
     {
-        var redis = await RedisProcess.StartAsync();
-        var backplanes = new RedisRelayBackplane[count];
-        var relays = new RelayServer[count];
+        var nodes = new RelayNodes(await RedisProcess.StartAsync(), nodeTimeout ?? NodeTimeout);
         for (var i = 0; i < count; i++)
-        {
-            backplanes[i] = new RedisRelayBackplane(new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) });
-            await backplanes[i].StartAsync(redis.Configuration);
-            relays[i] = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions
-            {
-                Backplane = backplanes[i],
-                NodeHeartbeatInterval = Heartbeat,
-                NodeTimeout = nodeTimeout ?? NodeTimeout,
-                UdpEnabled = false,
-            });
-            if (!relays[i].Start())
-                throw new InvalidOperationException($"relay {i} did not start");
-        }
+            await nodes.AddNodeAsync();
+        return nodes;
+    }
 
-        return new RelayNodes(redis, backplanes, relays);
+    /// <summary>Starts one more relay node on the cluster; returns its index.</summary>
+    public async Task<int> AddNodeAsync()
+    {
+        var backplane = new RedisRelayBackplane(new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) });
+        _backplanes.Add(backplane);
+        await backplane.StartAsync(Redis.Configuration);
+        var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions
+        {
+            Backplane = backplane,
+            NodeHeartbeatInterval = Heartbeat,
+            NodeTimeout = _nodeTimeout,
+            UdpEnabled = false,
+        });
+        _relays.Add(relay);
+        if (!relay.Start())
+            throw new InvalidOperationException($"relay {_relays.Count - 1} did not start");
+        return _relays.Count - 1;
     }
 
     /// <summary>A registered peer named <paramref name="name"/> on relay <paramref name="node"/>.</summary>
@@ -83,9 +90,9 @@ internal sealed class RelayNodes : IAsyncDisposable
             clients = [.. _clients];
         foreach (var client in clients)
             await client.DisposeAsync();
-        foreach (var relay in Relays)
+        foreach (var relay in _relays)
             relay.Dispose();
-        foreach (var backplane in Backplanes)
+        foreach (var backplane in _backplanes)
             await backplane.DisposeAsync();
         await Redis.DisposeAsync();
     }

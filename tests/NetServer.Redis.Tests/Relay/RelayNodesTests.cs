@@ -53,6 +53,24 @@ public sealed class RelayNodesTests(ITestOutputHelper output)
     }
 
     [RedisFact]
+    public async Task A_node_that_starts_later_gets_the_others_lists_and_they_get_its_peers()
+    {
+        await using var nodes = await RelayNodes.StartAsync(2);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(1, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
+
+        // The newcomer missed every Joined: the heartbeats tell it what it lacks and it asks for the lists.
+        var late = await nodes.AddNodeAsync();
+        var carol = await nodes.ConnectAsync(late, "carol");
+        await RelayNodes.AllSeeAsync([alice, bob, carol], alice, bob, carol);
+        Assert.Equal(2, nodes.Relays[late].RemotePeerCount);
+        Assert.True(carol.Send(alice.PeerId, new MessageEnvelope("hello")));
+        await Wait.UntilAsync(() => alice.Received == 1, () => "carol's message");
+        Assert.Equal(carol.PeerId, alice.Messages.Single().From);
+    }
+
+    [RedisFact]
     public async Task Messages_cross_nodes_with_From_stamped_by_the_senders_node()
     {
         await using var nodes = await RelayNodes.StartAsync(3);
