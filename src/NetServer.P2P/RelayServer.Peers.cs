@@ -24,7 +24,7 @@ public partial class RelayServer
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _peers = new();
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _sessions = new();
     private readonly Dictionary<IPAddress, int> _perAddress = [];
-    private readonly long[] _refusals = new long[(int)RelayStatus.MessageTooLarge + 1];
+    private readonly long[] _refusals = new long[(int)RelayStatus.NodeUnavailable + 1];
     private volatile RelayPeerState[] _peerArray = [];
     private long _version;
     private long _registrations;
@@ -90,6 +90,7 @@ public partial class RelayServer
             };
             _udp?.Attach(peer, welcome);
             session.Welcome(peer, welcome);
+            Cluster?.LocalJoinedLocked(peer);
         }
 
         Interlocked.Increment(ref _registrations);
@@ -133,6 +134,7 @@ public partial class RelayServer
             // When the relay stops, everyone is leaving: N deltas to N peers would be wasted work.
             if (reason != DisconnectReason.ServerStopped)
                 Announce(_peerArray, Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
+            Cluster?.LocalLeftLocked(peer, announce: reason != DisconnectReason.ServerStopped);
         }
 
         LeaveAllRooms(peer);
@@ -169,12 +171,14 @@ public partial class RelayServer
     /// <summary>An envelope the relay sends: an empty From (routed ones always carry a peer's), a control header.</summary>
     internal static MessageEnvelope Control(string kind) => new(kind);
 
-    private static SnapshotMessage SnapshotLocked(RelayPeerState[] peers, long version)
+    /// <summary>The list at <paramref name="version"/>: this node's peers, then those of the other nodes (under the view lock).</summary>
+    private SnapshotMessage SnapshotLocked(RelayPeerState[] peers, long version)
     {
         var snapshot = new SnapshotMessage { Version = version };
-        snapshot.Peers.Capacity = peers.Length;
+        snapshot.Peers.Capacity = peers.Length + _remotePeers.Count;
         foreach (var peer in peers)
             snapshot.Peers.Add(EntryOf(peer));
+        AddRemoteEntries(snapshot);
         return snapshot;
     }
 

@@ -1,6 +1,8 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Security.Cryptography;
+using System.Text;
 using NetServer.P2P.Server;
 
 namespace NetServer.P2P;
@@ -56,7 +58,7 @@ public partial class RelayServer
                 return RelayStatus.RoomFull;
             if (room is null)
             {
-                room = new RelayRoomState(NewId(), name);
+                room = new RelayRoomState(Cluster is null ? NewId() : ClusterRoomId(name), name);
                 _roomsByName.Add(name, room);
                 _roomsById[room.Id] = room;
             }
@@ -102,6 +104,23 @@ public partial class RelayServer
             for (var i = peer.Rooms.Count - 1; i >= 0; i--)
                 RemoveLocked(peer, peer.Rooms[i]);
         }
+    }
+
+    /// <summary>
+    /// A room's id in a cluster: the same on every node and at every time for one name (a hash of
+    /// it), so a room spans the nodes; alone, a relay gives each room a fresh random id.
+    /// </summary>
+    private static Guid ClusterRoomId(string name)
+    {
+        var input = Encoding.UTF8.GetBytes("netserver-relay-room\0" + name);
+#if NET
+        var hash = SHA256.HashData(input);
+#else
+        using var sha = SHA256.Create();
+        var hash = sha.ComputeHash(input);
+#endif
+        var id = new Guid(hash.AsSpan(0, 16));
+        return id == RelayAddresses.Relay || id == RelayAddresses.Everyone ? NewId() : id;
     }
 
     private RelayRoomState? FindLocked(Guid id, string? name)

@@ -80,8 +80,13 @@ public partial class RelayServer : IDisposable
         _host.OptionMaxMessageSize = limits.MaxMessageSize;
         _host.OptionMaxSessions = limits.MaxConnections;
         _host.OptionNoDelay = true;
+        StartCluster(limits); // first: a backplane that refuses this relay throws before anything listens
         if (!_host.Start())
+        {
+            StopCluster();
             return false;
+        }
+
         if (limits.UdpEnabled)
         {
             var address = (_host.Endpoint as IPEndPoint)?.Address ?? IPAddress.Any;
@@ -96,6 +101,7 @@ public partial class RelayServer : IDisposable
     public bool Stop()
     {
         RelayTelemetry.Remove(this);
+        StopCluster();
         var stopped = _host.Stop();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
         return stopped;
@@ -208,6 +214,7 @@ public partial class RelayServer : IDisposable
         if (!disposing)
             return;
         RelayTelemetry.Remove(this);
+        StopCluster();
         _host.Dispose();
         Interlocked.Exchange(ref _udp, null)?.Dispose();
     }

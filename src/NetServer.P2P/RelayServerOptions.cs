@@ -80,6 +80,24 @@ public sealed class RelayServerOptions
     /// <summary>The least time between two peer-list snapshots sent to one peer on its request (default 1 s). Sooner: <see cref="RelayStatus.RateLimited"/>.</summary>
     public TimeSpan SnapshotInterval { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>
+    /// The link to the other relay nodes of a cluster (default null: this relay is alone). With one,
+    /// peers registered on any node are in every node's peer list and messages, typed payloads and
+    /// requests reach them, and a room spans the nodes (its id is a hash of its name). Room
+    /// membership, UDP and hole punching stay on each node (docs/scale-out.md, "Relay nodes").
+    /// </summary>
+    public IRelayBackplane? Backplane { get; set; }
+
+    /// <summary>How often this node tells the others it is alive and at which registry change it is (default 1 s); with a backplane only.</summary>
+    public TimeSpan NodeHeartbeatInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// How long a node may stay silent before the others take it for dead and its peers leave their
+    /// lists (default 5 s; more than <see cref="NodeHeartbeatInterval"/>). A node that loses the
+    /// backplane drops the other nodes' peers after the same time.
+    /// </summary>
+    public TimeSpan NodeTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
     /// <summary>A copy, so a running server's limits cannot change under it.</summary>
     internal RelayServerOptions Clone() => (RelayServerOptions)MemberwiseClone();
 
@@ -106,6 +124,11 @@ public sealed class RelayServerOptions
         AtLeast(MaxRoomNameLength, 1, nameof(MaxRoomNameLength));
         if (SnapshotInterval < TimeSpan.Zero)
             throw new ArgumentOutOfRangeException(nameof(SnapshotInterval), SnapshotInterval, "The interval cannot be negative.");
+        Positive(NodeHeartbeatInterval, nameof(NodeHeartbeatInterval), infiniteAllowed: false);
+        if (NodeTimeout <= NodeHeartbeatInterval)
+            throw new ArgumentOutOfRangeException(nameof(NodeTimeout), NodeTimeout, "The node timeout must be longer than the heartbeat interval.");
+        if (Backplane is not null && MaxNameLength > ushort.MaxValue)
+            throw new ArgumentOutOfRangeException(nameof(MaxNameLength), MaxNameLength, "With a backplane a peer name is at most 65,535 UTF-8 bytes (what the nodes' messages carry).");
         if ((long)DestinationQueueLimit + ControlQueueReserve + MaxMessageSize > int.MaxValue)
             throw new ArgumentOutOfRangeException(nameof(DestinationQueueLimit), DestinationQueueLimit, "The queue limit, the control reserve and the message size together must fit in 2 GiB.");
     }

@@ -57,4 +57,7 @@ public enum RelayStatus
 
     /// <summary>Client side: the envelope is longer than the relay's message size limit (the relay would close the connection).</summary>
     MessageTooLarge = 16,
+
+    /// <summary>The addressee is a peer on another relay node, and this relay cannot reach the other nodes now (its backplane is down or over its bound): nothing was delivered.</summary>
+    NodeUnavailable = 17,
 }

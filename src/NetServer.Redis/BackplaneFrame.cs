@@ -10,10 +10,13 @@ internal enum FrameKind : byte
     All = 1,
     Group = 2,
     Session = 3,
+
+    /// <summary>To one node (target: its node id) or every node (target empty): the relay nodes' messages (RedisRelayBackplane).</summary>
+    Node = 4,
 }
 
 /// <summary>
-/// The wire format on Redis, version 1: [version:1][kind:1][node id:16][target:16 session id, or 2-byte length + UTF-8 group][payload].
+/// The wire format on Redis, version 1: [version:1][kind:1][node id:16][target:16 session or node id, or 2-byte length + UTF-8 group][payload].
 /// The node id lets a node skip its own publish (it delivered locally already).
 /// </summary>
 internal static class BackplaneFrame
@@ -48,13 +51,13 @@ internal static class BackplaneFrame
         var groupBytes = group is null ? 0 : Encoding.UTF8.GetByteCount(group);
         if (groupBytes > ushort.MaxValue)
             throw new ArgumentException("A group name is at most 65,535 UTF-8 bytes.", nameof(group));
-        var target = kind switch { FrameKind.Session => 16, FrameKind.Group => 2 + groupBytes, _ => 0 };
+        var target = kind switch { FrameKind.Session or FrameKind.Node => 16, FrameKind.Group => 2 + groupBytes, _ => 0 };
         var frame = new byte[HeaderSize + target + payload.Length];
         frame[0] = Version;
         frame[1] = (byte)kind;
         node.TryWriteBytes(frame.AsSpan(2, 16));
         var at = HeaderSize;
-        if (kind == FrameKind.Session)
+        if (kind is FrameKind.Session or FrameKind.Node)
         {
             session.TryWriteBytes(frame.AsSpan(at, 16));
             at += 16;
@@ -82,6 +85,7 @@ internal static class BackplaneFrame
             case FrameKind.All:
                 break;
             case FrameKind.Session:
+            case FrameKind.Node:
                 if (rest.Length < 16) return false;
                 session = new Guid(rest.Slice(0, 16));
                 rest = rest.Slice(16);

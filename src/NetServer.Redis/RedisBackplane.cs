@@ -81,6 +81,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         await subscriber.SubscribeAsync(_allChannel, OnFrame).ConfigureAwait(false);
         await subscriber.SubscribeAsync(_groupChannel, OnFrame).ConfigureAwait(false);
         await subscriber.SubscribeAsync(_sessionChannel, OnFrame).ConfigureAwait(false);
+        await SubscribeNodesAsync(subscriber).ConfigureAwait(false);
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
         BackplaneTelemetry.Add(this);
@@ -181,6 +182,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
             case FrameKind.All: DeliverToAll(payload, _remoteTags); break;
             case FrameKind.Session: DeliverToSession(session, payload, _remoteTags); break;
             case FrameKind.Group: DeliverToGroup(group!, payload, _remoteTags); break;
+            default: break; // node frames come on their own channel (RedisBackplane.Nodes.cs)
         }
     }
 

@@ -115,7 +115,7 @@ internal static class RelayTelemetry
 
     private static string[] StatusNames()
     {
-        var names = new string[(int)RelayStatus.MessageTooLarge + 1];
+        var names = new string[(int)RelayStatus.NodeUnavailable + 1];
         for (var i = 0; i < names.Length; i++)
         {
             var name = ((RelayStatus)i).ToString();

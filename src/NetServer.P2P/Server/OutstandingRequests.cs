@@ -24,7 +24,7 @@ internal sealed class OutstandingRequests(int capacity, long lifetimeMillisecond
     }
 
     /// <summary>Records request <paramref name="id"/> to <paramref name="target"/>; false when the table is full of live requests.</summary>
-    public bool TryAdd(ulong id, RelayPeerState target, long now)
+    public bool TryAdd(ulong id, IRequestTarget target, long now)
     {
         lock (_lock)
         {
@@ -48,7 +48,7 @@ internal sealed class OutstandingRequests(int capacity, long lifetimeMillisecond
     }
 
     /// <summary>True (and forgotten) when request <paramref name="id"/> was sent to <paramref name="responder"/>: its reply may pass.</summary>
-    public bool TryComplete(ulong id, RelayPeerState responder)
+    public bool TryComplete(ulong id, IRequestTarget responder)
     {
         lock (_lock)
         {
@@ -74,9 +74,9 @@ internal sealed class OutstandingRequests(int capacity, long lifetimeMillisecond
             _entries.Remove(id);
     }
 
-    private readonly struct Entry(RelayPeerState target, long started)
+    private readonly struct Entry(IRequestTarget target, long started)
     {
-        public RelayPeerState Target { get; } = target;
+        public IRequestTarget Target { get; } = target;
 
         public long Started { get; } = started;
     }

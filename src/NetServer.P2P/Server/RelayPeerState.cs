@@ -12,7 +12,7 @@ namespace NetServer.P2P.Server;
 /// session's life, the From field stamped on everything it sends, its token buckets, the requests
 /// it has in flight, its rooms and its counters.
 /// </summary>
-internal sealed class RelayPeerState
+internal sealed class RelayPeerState : IRequestTarget
 {
     private TokenBucket _messages;
     private TokenBucket _bytes;

@@ -2,7 +2,6 @@ using System;
 using System.Buffers;
 using NetServer.P2P.Internal;
 using NetServer.P2P.Wire;
-using NetServer.P2P.Wire.Contracts;
 using NetServer.Protobuf;
 
 namespace NetServer.P2P.Server;
@@ -31,16 +30,22 @@ internal sealed partial class RelaySession
         if (to == RelayAddresses.Everyone)
         {
             FanOut(peer, in message, _relay.PeerArray, "everyone");
+            BroadcastToNodes(peer, in message);
             return;
         }
 
         var target = _relay.FindPeer(to);
         if (target is null)
         {
-            if (_relay.FindRoom(to) is { } room)
+            if (_relay.FindRemote(to) is { } remote)
+                RouteToNode(peer, in message, remote);
+            else if (_relay.FindRoom(to) is { } room)
             {
                 if (room.Contains(peer))
+                {
                     FanOut(peer, in message, room.Members, "room " + room.Name);
+                    RoomToNodes(peer, in message);
+                }
                 else
                     RefuseCharged(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
             }
@@ -108,6 +113,15 @@ internal sealed partial class RelaySession
 
     private static RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, ReadOnlySpan<byte> frame, long copies)
     {
+        var status = Enqueue(target, frame);
+        if (status == RelayStatus.Ok)
+            sender.CountRelayed(copies, frame.Length);
+        return status;
+    }
+
+    /// <summary>Hands a stamped frame to <paramref name="target"/>'s outbox, within its destination limit.</summary>
+    private static RelayStatus Enqueue(RelayPeerState target, ReadOnlySpan<byte> frame)
+    {
         var connection = target.Session.Connection;
         if (connection is null || target.HasLeft)
             return RelayStatus.UnknownPeer;
@@ -116,7 +130,6 @@ internal sealed partial class RelaySession
             return RelayStatus.ResourceLimitExceeded;
         if (!target.Outbox.Append(frame))
             return connection.IsConnected ? RelayStatus.ResourceLimitExceeded : RelayStatus.UnknownPeer;
-        sender.CountRelayed(copies, frame.Length);
         return RelayStatus.Ok;
     }
 
@@ -189,15 +202,7 @@ internal sealed partial class RelaySession
 
         if (BytesPending > _relay.Limits.DestinationQueueLimit)
             return;
-        var notice = RelayServer.Control(RelayKinds.Status);
-        notice.To = peer?.Id ?? Guid.Empty;
-        notice.Pack(new StatusMessage
-        {
-            Status = (uint)status,
-            MessageId = message.Id == Guid.Empty ? null : GuidBytes.ToArray(message.Id),
-            To = message.To == Guid.Empty ? null : GuidBytes.ToArray(message.To),
-            Detail = detail,
-        });
+        var notice = Notice(peer?.Id ?? Guid.Empty, status, message.Id, message.To, detail);
         if (request)
             Reply(in message, notice);
         else

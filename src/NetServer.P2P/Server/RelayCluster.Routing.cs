@@ -1,0 +1,108 @@
+using System;
+using System.Threading.Tasks;
+using NetServer.P2P.Wire;
+using NetServer.Protobuf;
+
+namespace NetServer.P2P.Server;
+
+// Envelopes between nodes. The sender's node did everything a local route does (the buckets, the
+// reserved headers, the request table, From written with the sender's id) and publishes
+// [from | to | the stamped envelope] to the addressee's node. That node takes it only when its
+// sender is a peer the publishing node listed (so a node can speak only for its own peers), checks
+// the envelope again, writes From once more with that id (so nothing in the bytes can override it)
+// and delivers it as a local route would. Replies are checked on the requester's node, where its
+// request table is; a refusal goes back to the sender's node as a Status.
+internal sealed partial class RelayCluster
+{
+    /// <summary>
+    /// Publishes <paramref name="envelope"/> from <paramref name="sender"/> (stamped with its From) to
+    /// <paramref name="node"/>, or to every node when <paramref name="to"/> is everyone.
+    /// </summary>
+    /// <returns>The bytes published, or -1 when the envelope is malformed; <paramref name="published"/> tells whether the backplane took it.</returns>
+    public int PublishEnvelope(RelayPeerState sender, Guid node, Guid to, ReadOnlySpan<byte> envelope, out Task<bool> published, ClusterKind kind = ClusterKind.Envelope)
+    {
+        // One array per message crosses to the backplane (which frames it again); local routes allocate nothing.
+        var message = new byte[ClusterMessage.EnvelopeHeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length)];
+        ClusterMessage.WriteEnvelopeHeader(message, sender.Id, to, kind);
+        var length = EnvelopeRewriter.Rewrite(envelope, sender.FromField, message.AsSpan(ClusterMessage.EnvelopeHeaderSize));
+        if (length < 0)
+        {
+            published = s_notPublished;
+            return -1;
+        }
+
+        var total = ClusterMessage.EnvelopeHeaderSize + length;
+        published = TryPublish(node, message.AsMemory(0, total));
+        return total;
+    }
+
+    private void OnEnvelope(Guid node, ReadOnlySpan<byte> message, bool toRoom)
+    {
+        if (!ClusterMessage.TryReadEnvelope(message, out var from, out var to, out var envelope)
+            || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node
+            || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to || RelayKinds.IsReserved(parsed.HeaderUtf8))
+        {
+            System.Threading.Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        // A room's members here, if it has any (its sender's node checked the sender is a member).
+        if (toRoom)
+        {
+            if (!parsed.IsRequest && _relay.FindRoom(to) is { } room)
+                RelaySession.DeliverFromNode(sender, room.Members, envelope);
+            return;
+        }
+
+        if (to == RelayAddresses.Everyone)
+        {
+            if (!parsed.IsRequest)
+                RelaySession.DeliverFromNode(sender, _relay.PeerArray, envelope);
+            return;
+        }
+
+        var target = _relay.FindPeer(to);
+        if (target is null)
+        {
+            StatusBack(node, from, RelayStatus.UnknownPeer, in parsed, $"Peer {to} left.");
+            return;
+        }
+
+        if (parsed.IsResponse && parsed.RequestId != 0 && !target.Requests.TryComplete(parsed.RequestId, sender))
+        {
+            StatusBack(node, from, RelayStatus.UnexpectedReply, in parsed, $"Peer {to} has no request {parsed.RequestId} to this peer in flight.");
+            return;
+        }
+
+        var status = RelaySession.DeliverFromNode(sender, target, envelope);
+        if (status != RelayStatus.Ok)
+            StatusBack(node, from, status, in parsed, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
+    }
+
+    /// <summary>A routed envelope was refused on the addressee's node: its sender here is told, as if this relay had refused it.</summary>
+    private void OnStatus(Guid node, ReadOnlySpan<byte> message)
+    {
+        if (!ClusterMessage.TryReadStatus(message, out var peerId, out var status, out var requestId, out var messageId, out var to, out var detail)
+            || _relay.FindPeer(peerId) is not { } peer)
+        {
+            System.Threading.Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        // Only a request this peer sent to a peer of that node can be failed by it.
+        if (requestId != 0 && (_relay.FindRemote(to) is not { } asked || asked.Node != node || !peer.Requests.TryComplete(requestId, asked)))
+        {
+            System.Threading.Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        peer.Session.SendStatus(peer, status, requestId, messageId, to, detail);
+    }
+
+    private void StatusBack(Guid node, Guid sender, RelayStatus status, in ProtoMessage message, string detail)
+    {
+        _relay.CountRefusal(status);
+        var requestId = message.IsRequest ? message.RequestId : 0;
+        Publish(node, ClusterMessage.Status(sender, status, requestId, message.Id, message.To, detail));
+    }
+}

@@ -1,0 +1,312 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using NetServer.P2P.Internal;
+using NetServer.P2P.Wire;
+
+namespace NetServer.P2P.Server;
+
+/// <summary>
+/// One relay's part in a cluster of relay nodes over an <see cref="IRelayBackplane"/>: it tells the
+/// other nodes of its own peers (Joined, Left, each one change of this node's registry, numbered
+/// <c>seq</c>), keeps their peers in the relay's list, and routes envelopes between them
+/// (RelayCluster.Routing.cs). Each node heartbeats its current <c>seq</c>: a node that sees a gap,
+/// or a seq it does not have, asks for the whole list (State), so a lost message (Redis restarted,
+/// a resubscription) is repaired within a heartbeat. A node silent for the node timeout is taken
+/// for dead and its peers leave. Registry work runs under the relay's view lock, so the deltas the
+/// local peers get stay in version order.
+/// </summary>
+internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
+{
+    private readonly RelayServer _relay;
+    private readonly IRelayBackplane _backplane;
+    private readonly object _lock;
+    private readonly Dictionary<Guid, RemoteNode> _nodes = [];
+    private readonly long _interval;
+    private readonly long _timeout;
+    private Timer? _timer;
+    private long _seq;
+    private static readonly Task<bool> s_notPublished = Task.FromResult(false);
+
+    private long _ignored;
+    private long _publishFailures;
+
+    public RelayCluster(RelayServer relay, IRelayBackplane backplane, RelayServerOptions limits)
+    {
+        _relay = relay;
+        _backplane = backplane;
+        _lock = relay.ViewLock;
+        _interval = (long)limits.NodeHeartbeatInterval.TotalMilliseconds;
+        _timeout = (long)limits.NodeTimeout.TotalMilliseconds;
+    }
+
+    public Guid NodeId => _backplane.NodeId;
+
+    public bool IsConnected => _backplane.IsConnected;
+
+    /// <summary>Messages from other nodes that were malformed, or named a sender their node does not have (dropped).</summary>
+    public long Ignored => Interlocked.Read(ref _ignored);
+
+    /// <summary>Publishes the backplane refused by throwing (it is stopped or disposed).</summary>
+    public long PublishFailures => Interlocked.Read(ref _publishFailures);
+
+    /// <summary>Nodes this node hears from now.</summary>
+    public int NodeCount
+    {
+        get
+        {
+            lock (_lock)
+                return _nodes.Count;
+        }
+    }
+
+    public void Start()
+    {
+        _backplane.Attach(this);
+        _timer = new Timer(static state => ((RelayCluster)state!).Tick(), this, TimeSpan.Zero, TimeSpan.FromMilliseconds(_interval));
+    }
+
+    /// <summary>Stops the heartbeat and tells the other nodes this one leaves (they drop its peers at once).</summary>
+    public void Dispose()
+    {
+        _timer?.Dispose();
+        _backplane.Detach(this);
+        Publish(Guid.Empty, ClusterMessage.Simple(ClusterKind.Bye));
+        lock (_lock)
+            _nodes.Clear();
+    }
+
+    /// <summary>A local peer registered (under the view lock): one change, told to every node.</summary>
+    public void LocalJoinedLocked(RelayPeerState peer) => Publish(Guid.Empty, ClusterMessage.Joined(++_seq, peer.Info));
+
+    /// <summary>A local peer left (under the view lock); not told when the relay stops (its Bye says it for all).</summary>
+    public void LocalLeftLocked(RelayPeerState peer, bool announce)
+    {
+        var seq = ++_seq;
+        if (announce)
+            Publish(Guid.Empty, ClusterMessage.Left(seq, peer.Id));
+    }
+
+    public void OnNodeMessage(Guid node, ReadOnlySpan<byte> message)
+    {
+        if (node == NodeId || !ClusterMessage.TryReadKind(message, out var kind))
+        {
+            Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        switch (kind)
+        {
+            case ClusterKind.Envelope or ClusterKind.RoomEnvelope:
+                OnEnvelope(node, message, toRoom: kind == ClusterKind.RoomEnvelope);
+                return;
+            case ClusterKind.Status:
+                OnStatus(node, message);
+                return;
+        }
+
+        lock (_lock)
+        {
+            if (!OnRegistryLocked(node, kind, message))
+                Interlocked.Increment(ref _ignored);
+        }
+    }
+
+    private bool OnRegistryLocked(Guid node, ClusterKind kind, ReadOnlySpan<byte> message)
+    {
+        var now = Milliseconds.Now;
+        if (kind == ClusterKind.Bye)
+        {
+            if (_nodes.TryGetValue(node, out var leaving))
+                RemoveNodeLocked(leaving);
+            return true;
+        }
+
+        if (!_nodes.TryGetValue(node, out var entry))
+            _nodes.Add(node, entry = new RemoteNode(node));
+        entry.LastHeard = now;
+        if (kind == ClusterKind.SyncRequest)
+        {
+            Publish(node, ClusterMessage.State(_seq, _relay.LocalPeersLocked()));
+            return true;
+        }
+
+        if (!ClusterMessage.TryReadSeq(message, out var seq, out var rest))
+            return false;
+        switch (kind)
+        {
+            case ClusterKind.Heartbeat:
+                if (!entry.Synced || seq != entry.Seq)
+                    AskSyncLocked(entry, now);
+                return true;
+            case ClusterKind.Joined:
+                if (!ClusterMessage.TryReadPeer(ref rest, out var joined) || !rest.IsEmpty)
+                    return false;
+                if (NextLocked(entry, seq, now))
+                    AddLocked(entry, joined);
+                return true;
+            case ClusterKind.Left:
+                if (!ClusterMessage.TryReadId(rest, out var left))
+                    return false;
+                if (NextLocked(entry, seq, now) && entry.Peers.TryGetValue(left, out var gone))
+                {
+                    entry.Peers.Remove(left);
+                    _relay.RemoveRemoteLocked(gone);
+                }
+
+                return true;
+            case ClusterKind.State:
+                return ApplyStateLocked(entry, seq, rest);
+            default:
+                return false;
+        }
+    }
+
+    /// <summary>True when <paramref name="seq"/> is the node's next change (apply it); a gap asks for its list, an old one is dropped.</summary>
+    private bool NextLocked(RemoteNode entry, long seq, long now)
+    {
+        if (entry.Synced && seq == entry.Seq + 1)
+        {
+            entry.Seq = seq;
+            return true;
+        }
+
+        if (!entry.Synced || seq > entry.Seq)
+        {
+            entry.Synced = false;
+            AskSyncLocked(entry, now);
+        }
+
+        return false;
+    }
+
+    /// <summary>Replaces a node's peers with its list: those gone leave, new ones join, the others stay as they are (their requests with them).</summary>
+    private bool ApplyStateLocked(RemoteNode entry, long seq, ReadOnlySpan<byte> rest)
+    {
+        if (!ClusterMessage.TryReadStateCount(ref rest, out var count))
+            return false;
+        var listed = new Dictionary<Guid, RelayPeer>(Math.Min(count, 4096));
+        for (var i = 0; i < count; i++)
+        {
+            if (!ClusterMessage.TryReadPeer(ref rest, out var peer))
+                return false;
+            listed[peer.Id] = peer;
+        }
+
+        if (!rest.IsEmpty || (entry.Synced && seq <= entry.Seq))
+            return rest.IsEmpty;
+        List<RemotePeerState>? gone = null;
+        foreach (var peer in entry.Peers.Values)
+        {
+            if (!listed.ContainsKey(peer.Id))
+                (gone ??= []).Add(peer);
+        }
+
+        if (gone is not null)
+        {
+            foreach (var peer in gone)
+            {
+                entry.Peers.Remove(peer.Id);
+                _relay.RemoveRemoteLocked(peer);
+            }
+        }
+
+        foreach (var peer in listed.Values)
+        {
+            if (!entry.Peers.ContainsKey(peer.Id))
+                AddLocked(entry, peer);
+        }
+
+        entry.Seq = seq;
+        entry.Synced = true;
+        return true;
+    }
+
+    private void AddLocked(RemoteNode entry, RelayPeer peer)
+    {
+        var state = new RemotePeerState(peer, entry.Id);
+        if (_relay.AddRemoteLocked(state))
+            entry.Peers[peer.Id] = state;
+        else
+            Interlocked.Increment(ref _ignored); // an id taken here already: the first holder keeps it
+    }
+
+    private void RemoveNodeLocked(RemoteNode entry)
+    {
+        _nodes.Remove(entry.Id);
+        foreach (var peer in entry.Peers.Values)
+            _relay.RemoveRemoteLocked(peer);
+        entry.Peers.Clear();
+    }
+
+    /// <summary>Asks a node for its list, at most once a heartbeat interval.</summary>
+    private void AskSyncLocked(RemoteNode entry, long now)
+    {
+        if (now - entry.SyncAsked < _interval)
+            return;
+        entry.SyncAsked = now;
+        Publish(entry.Id, ClusterMessage.Simple(ClusterKind.SyncRequest));
+    }
+
+    /// <summary>The heartbeat: this node's seq to all; nodes silent past the timeout are taken for dead.</summary>
+    private void Tick()
+    {
+        var now = Milliseconds.Now;
+        lock (_lock)
+        {
+            if (!ReferenceEquals(_relay.Cluster, this))
+                return;
+            Publish(Guid.Empty, ClusterMessage.Heartbeat(_seq));
+            List<RemoteNode>? dead = null;
+            foreach (var entry in _nodes.Values)
+            {
+                if (now - entry.LastHeard > _timeout)
+                    (dead ??= []).Add(entry);
+                else if (!entry.Synced)
+                    AskSyncLocked(entry, now);
+            }
+
+            if (dead is not null)
+            {
+                foreach (var entry in dead)
+                    RemoveNodeLocked(entry);
+            }
+        }
+    }
+
+    /// <summary>Registry messages are not awaited: one lost is repaired by the next heartbeat's comparison.</summary>
+    private void Publish(Guid node, byte[] message) => _ = TryPublish(node, message);
+
+    /// <summary>
+    /// Publishes through the backplane; a backplane that throws instead of returning false (stopped,
+    /// disposed) fails this message only: it must not take the heartbeat or a peer's receive hook down.
+    /// </summary>
+    private Task<bool> TryPublish(Guid node, ReadOnlyMemory<byte> message)
+    {
+        try
+        {
+            return _backplane.PublishAsync(node, message);
+        }
+        catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
+        {
+            Interlocked.Increment(ref _publishFailures);
+            return s_notPublished;
+        }
+    }
+
+    private sealed class RemoteNode(Guid id)
+    {
+        public Guid Id { get; } = id;
+
+        public Dictionary<Guid, RemotePeerState> Peers { get; } = [];
+
+        public long Seq { get; set; }
+
+        public bool Synced { get; set; }
+
+        public long LastHeard { get; set; }
+
+        public long SyncAsked { get; set; } = long.MinValue / 2;
+    }
+}

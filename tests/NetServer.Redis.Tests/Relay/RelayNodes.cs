@@ -1,0 +1,99 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Net;
+using System.Threading.Tasks;
+using NetServer.P2P;
+using NetServer.P2P.Tests.Infrastructure;
+using NetServer.Tests.Infrastructure;
+
+namespace NetServer.Redis.Tests.Relay;
+
+/// <summary>
+/// A cluster of relays on loopback port 0, each with its own <see cref="RedisRelayBackplane"/> on one
+/// real redis-server, and the TLS peers a test connects to them. Heartbeats and the node timeout are
+/// short so that a dead node shows within seconds.
+/// </summary>
+internal sealed class RelayNodes : IAsyncDisposable
+{
+    public static readonly TimeSpan Heartbeat = TimeSpan.FromMilliseconds(200);
+    public static readonly TimeSpan NodeTimeout = TimeSpan.FromMilliseconds(1500);
+
+    private readonly List<RelayClient> _clients = [];
+
+    private readonly List<RedisRelayBackplane> _backplanes = [];
+    private readonly List<RelayServer> _relays = [];
+    private readonly TimeSpan _nodeTimeout;
+
+    private RelayNodes(RedisProcess redis, TimeSpan nodeTimeout)
+    {
+        Redis = redis;
+        _nodeTimeout = nodeTimeout;
+    }
+
+    public RedisProcess Redis { get; }
+
+    public RedisRelayBackplane[] Backplanes => [.. _backplanes];
+
+    public RelayServer[] Relays => [.. _relays];
+
+    public static async Task<RelayNodes> StartAsync(int count, TimeSpan? nodeTimeout = null)
+    {
+        var nodes = new RelayNodes(await RedisProcess.StartAsync(), nodeTimeout ?? NodeTimeout);
+        for (var i = 0; i < count; i++)
+            await nodes.AddNodeAsync();
+        return nodes;
+    }
+
+    /// <summary>Starts one more relay node on the cluster; returns its index.</summary>
+    public async Task<int> AddNodeAsync()
+    {
+        var backplane = new RedisRelayBackplane(new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) });
+        _backplanes.Add(backplane);
+        await backplane.StartAsync(Redis.Configuration);
+        var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions
+        {
+            Backplane = backplane,
+            NodeHeartbeatInterval = Heartbeat,
+            NodeTimeout = _nodeTimeout,
+            UdpEnabled = false,
+        });
+        _relays.Add(relay);
+        if (!relay.Start())
+            throw new InvalidOperationException($"relay {_relays.Count - 1} did not start");
+        return _relays.Count - 1;
+    }
+
+    /// <summary>A registered peer named <paramref name="name"/> on relay <paramref name="node"/>.</summary>
+    public async Task<TestPeer> ConnectAsync(int node, string name)
+    {
+        var peer = new TestPeer(new IPEndPoint(IPAddress.Loopback, Relays[node].Port)) { Name = name };
+        lock (_clients)
+            _clients.Add(peer);
+        await peer.ConnectAsync().WaitAsync(Wait.Default);
+        return peer;
+    }
+
+    /// <summary>Waits until every peer lists exactly <paramref name="peers"/> (by id) and is synchronized.</summary>
+    public static Task AllSeeAsync(IEnumerable<TestPeer> viewers, params TestPeer[] peers)
+    {
+        var ids = peers.Select(p => p.PeerId).OrderBy(id => id).ToArray();
+        return Wait.UntilAsync(
+            () => viewers.All(v => v.IsPeerListSynchronized && v.GetPeers().Select(p => p.Id).OrderBy(id => id).SequenceEqual(ids)),
+            () => $"every peer to list {ids.Length} peers: {string.Join(", ", viewers.Select(v => $"{v.Name}={v.PeerCount}"))}");
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        RelayClient[] clients;
+        lock (_clients)
+            clients = [.. _clients];
+        foreach (var client in clients)
+            await client.DisposeAsync();
+        foreach (var relay in _relays)
+            relay.Dispose();
+        foreach (var backplane in _backplanes)
+            await backplane.DisposeAsync();
+        await Redis.DisposeAsync();
+    }
+}
