@@ -78,9 +78,9 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         _redis = await ConnectionMultiplexer.ConnectAsync(config).ConfigureAwait(false);
         await WaitForConnectionAsync(_redis, TimeSpan.FromMilliseconds(Math.Max(config.ConnectTimeout, 5000))).ConfigureAwait(false);
         var subscriber = _redis.GetSubscriber();
-        await subscriber.SubscribeAsync(_allChannel, OnFrame).ConfigureAwait(false);
-        await subscriber.SubscribeAsync(_groupChannel, OnFrame).ConfigureAwait(false);
-        await subscriber.SubscribeAsync(_sessionChannel, OnFrame).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _allChannel).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _groupChannel).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _sessionChannel).ConfigureAwait(false);
         await SubscribeNodesAsync(subscriber).ConfigureAwait(false);
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
@@ -169,6 +169,28 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         {
             Interlocked.Decrement(ref _pending);
         }
+    }
+
+    /// <summary>
+    /// Reads <paramref name="channel"/> through its own queue, one message after another: the
+    /// handler form of Subscribe may run a channel's messages concurrently, which would lose the
+    /// order per sender that docs/scale-out.md promises.
+    /// </summary>
+    private async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel)
+    {
+        var queue = await subscriber.SubscribeAsync(channel).ConfigureAwait(false);
+        queue.OnMessage(message =>
+        {
+            try
+            {
+                OnFrame(message.Channel, message.Message);
+            }
+            catch (Exception e)
+            {
+                // A local delivery that threw: traced, and the channel's next messages still come.
+                System.Diagnostics.Trace.TraceError("NetServer.Redis: delivering a message from another node failed: {0}", e);
+            }
+        });
     }
 
     private void OnFrame(RedisChannel channel, RedisValue value)

@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using System.Text;
 using System.Threading.Tasks;
 using Xunit;
@@ -56,6 +57,31 @@ public sealed class BackplaneTests
         node.JoinGroup("room", member);
         Assert.True(await node.SendToGroupAsync("room", Text("ok")).WaitAsync(s_wait));
         Assert.Equal(0, node.Dropped);
+    }
+
+    [RedisFact]
+    public async Task A_senders_group_and_session_sends_arrive_on_another_node_in_the_order_sent()
+    {
+        await using var redis = await RedisProcess.StartAsync();
+        var d1 = new RecordingDelivery(); var d2 = new RecordingDelivery();
+        await using var n1 = await NodeAsync(redis, d1, new BackplaneOptions { MaxPendingPublishes = 4096 });
+        await using var n2 = await NodeAsync(redis, d2);
+        Guid member = d2.AddSession(), direct = d2.AddSession();
+        n2.JoinGroup("room", member); // delivery on n2 reads its own map of members
+
+        const int count = 2000;
+        var sends = new Task<bool>[count * 2];
+        for (var i = 0; i < count; i++)
+        {
+            // Not awaited one by one: the publishes are in flight together, as a busy node's are.
+            sends[2 * i] = n1.SendToGroupAsync("room", Text("g" + i));
+            sends[(2 * i) + 1] = n1.SendToSessionAsync(direct, Text("s" + i));
+        }
+
+        Assert.All(await Task.WhenAll(sends).WaitAsync(s_wait), Assert.True);
+        await Task.WhenAll(d2.Arrived(member, "g" + (count - 1)), d2.Arrived(direct, "s" + (count - 1))).WaitAsync(s_wait);
+        Assert.Equal(Enumerable.Range(0, count).Select(i => "g" + i), d2.Got(member));
+        Assert.Equal(Enumerable.Range(0, count).Select(i => "s" + i), d2.Got(direct));
     }
 
     [RedisFact]
