@@ -145,4 +145,43 @@ public sealed class TlsOnLoopEdgeTests
         Assert.Equal(DisconnectReason.PeerClosed, await clientProbe.DisconnectedSignal.Task.WaitAsync(TimeSpan.FromSeconds(10)));
         Assert.Equal(DisconnectReason.LocalDisconnect, await sessionProbe.DisconnectedSignal.Task.WaitAsync(TimeSpan.FromSeconds(10)));
     }
+    [Net10Fact("the loops poll sockets only in the net10.0 build")]
+    public async Task A_write_of_the_loop_transport_stream_waiting_for_room_ends_when_its_token_fires()
+    {
+        if (!OperatingSystem.IsLinux())
+            return;
+        using var service = new IoService(1);
+        Assert.True(service.Start());
+        using var listener = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        listener.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        listener.Listen(1);
+        using var peer = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        peer.ReceiveBufferSize = 4096; // the peer never reads: the writer soon waits for room
+        await peer.ConnectAsync(listener.LocalEndPoint!).WaitAsync(s_timeout);
+        using var socket = await listener.AcceptAsync().WaitAsync(s_timeout);
+        socket.SendBufferSize = 4096;
+        socket.Blocking = false;
+        var registration = service.Loops[0].Register(socket, new NoOwner(), inline: false);
+        Assert.NotNull(registration);
+        try
+        {
+            using var stream = new NetServer.Service.PolledSocketStream(socket, registration!);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(300));
+            var write = stream.WriteAsync(new byte[4 << 20], timeout.Token).AsTask();
+            var ended = await Task.WhenAny(write, Task.Delay(TimeSpan.FromSeconds(10)));
+            Assert.True(ReferenceEquals(ended, write), "the write still waits for room 10 s after its token fired");
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => write);
+        }
+        finally
+        {
+            IoLoop.Unregister(registration!);
+        }
+    }
+
+    private sealed class NoOwner : NetServer.Service.IPollOwner
+    {
+        public void Abandon()
+        {
+        }
+    }
 }
