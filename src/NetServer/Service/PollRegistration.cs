@@ -153,6 +153,16 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     }
 
     /// <summary>
+    /// Ends a pending write wait early (its canceller fired): its callback runs on the thread pool
+    /// as if the socket were writable, and the writer looks at its token. Nothing when no write waits.
+    /// </summary>
+    public void WakeWriter()
+    {
+        if (Interlocked.CompareExchange(ref _writeState, Idle, Waiting) == Waiting)
+            RunWriteCallback(inline: false);
+    }
+
+    /// <summary>
     /// On the loop thread: the poller found the socket readable and/or writable (an error or
     /// hang-up counts as both); <paramref name="ended"/>: the peer ended its side, or the connection hung up.
     /// </summary>

@@ -21,6 +21,7 @@ namespace NetServer.Service;
 internal sealed class PolledSocketStream(Socket socket, PollRegistration registration) : Stream, IValueTaskSource
 {
     private static readonly Action<object?> s_writable = static state => ((PolledSocketStream)state!).Writable();
+    private static readonly Action<object?> s_wakeWriter = static state => ((PollRegistration)state!).WakeWriter();
 
     private ManualResetValueTaskSourceCore<bool> _writable;
     private bool _drained; // the last read emptied the socket: the next one waits for a signal first
@@ -81,7 +82,7 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
         var sent = SocketIO.TrySend(socket, buffer.Span, out var error);
         if (error is not (SocketError.Success or SocketError.WouldBlock))
             return ValueTask.FromException(Failure(error));
-        return sent == buffer.Length ? default : WriteWhenWritableAsync(buffer.Slice(sent));
+        return sent == buffer.Length ? default : WriteWhenWritableAsync(buffer.Slice(sent), cancellationToken);
     }
 
     public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
@@ -143,13 +144,23 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask WriteWhenWritableAsync(ReadOnlyMemory<byte> rest)
+    private async ValueTask WriteWhenWritableAsync(ReadOnlyMemory<byte> rest, CancellationToken cancellationToken)
     {
+        // A write of the handshake (its timeout's token) ends when the token fires, as over a
+        // NetworkStream: a peer that reads nothing cannot hold the handshake past its timeout.
+        using var cancel = cancellationToken.CanBeCanceled ? cancellationToken.UnsafeRegister(s_wakeWriter, registration) : default;
         while (true)
         {
+            cancellationToken.ThrowIfCancellationRequested();
             _writable.Reset();
             if (registration.WaitWritable(s_writable, this))
+            {
+                if (cancellationToken.IsCancellationRequested)
+                    registration.WakeWriter(); // fired before the wait began: its wake found nothing
                 await new ValueTask(this, _writable.Version).ConfigureAwait(false);
+            }
+
+            cancellationToken.ThrowIfCancellationRequested();
             if (registration.IsClosed)
                 throw Failure(SocketError.OperationAborted);
             var sent = SocketIO.TrySend(socket, rest.Span, out var error);

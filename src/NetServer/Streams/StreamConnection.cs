@@ -319,8 +319,13 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     {
         Volatile.Write(ref _bytesSent, 0);
         Volatile.Write(ref _bytesReceived, 0);
-        var connection = new Connection(this, socket, pool, held: true, reads, CreateSecureLayer());
-        if (LoopService is { } service)
+        var layer = CreateSecureLayer();
+        var connection = new Connection(this, socket, pool, held: true, reads, layer);
+
+        // A synchronous connect (reads false) of a secure client blocks this thread until its
+        // handshake is over; on a thread of the service's loops that handshake would wait for the
+        // loop this thread is: such a connection keeps the default transport.
+        if (LoopService is { } service && (layer is null || reads || service.CurrentLoop is null))
             connection.PinTo(service.NextLoop(), HooksOnLoop);
         Socket = socket;
         Volatile.Write(ref _connection, connection);
