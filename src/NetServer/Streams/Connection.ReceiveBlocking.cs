@@ -24,6 +24,8 @@ internal sealed partial class Connection
     {
         if (_owner.Protocol is not null)
             ThrowHelper.ThrowInvalidOperation("Receive() cannot be used while a protocol handles the received bytes; start the receive loop with ReceiveAsync() instead.");
+        if (_layer is not null && _poll is { } poll && poll.Loop.IsCurrent)
+            ThrowHelper.ThrowInvalidOperation("Receive() of a TLS connection cannot wait on the thread of the loop it is pinned to: that loop must run to read and decrypt the data. Handle data in OnReceived, or call Receive() from another thread.");
         if (Interlocked.CompareExchange(ref _receiving, 1, 0) != 0)
             ThrowHelper.ThrowInvalidOperation("Receive() cannot be used while the asynchronous receive loop runs; handle data in OnReceived instead.");
         if (!TryAddReference())

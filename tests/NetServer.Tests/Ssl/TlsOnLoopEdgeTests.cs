@@ -178,6 +178,48 @@ public sealed class TlsOnLoopEdgeTests
         }
     }
 
+    [Net10Fact("the loops poll sockets only in the net10.0 build")]
+    public async Task A_blocking_receive_of_a_TLS_client_is_refused_on_its_own_loop_thread_and_works_from_another()
+    {
+        if (!OperatingSystem.IsLinux())
+            return;
+        await using var harness = new ServerHarness(TransportKind.Ssl);
+        harness.Probe.ConfigureSession = probe => probe.Received = (session, buffer, offset, size) => session.SendAsync(buffer, offset, size);
+        Assert.True(harness.Start());
+        using var clientService = new IoService(1);
+        Assert.True(clientService.Start());
+        using var client = (SslClient)harness.CreateClient(new Probe());
+        client.Service = clientService;
+        Assert.True(client.Connect()); // here, not on the loop: pinned to it
+        Assert.Same(clientService.Loops[0], client.Loop);
+        client.Socket!.ReceiveTimeout = 10_000;
+
+        // On the loop's own thread the wait could never end (the loop must run to decrypt): refused.
+        var refused = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Assert.True(clientService.Loops[0].Post(() =>
+        {
+            try
+            {
+                client.Receive(new byte[64]);
+                refused.TrySetResult(null);
+            }
+            catch (Exception e)
+            {
+                refused.TrySetResult(e);
+            }
+        }));
+        var failure = await refused.Task.WaitAsync(s_timeout);
+        Assert.IsType<InvalidOperationException>(failure);
+        Assert.Contains("thread of the loop", failure!.Message, StringComparison.Ordinal);
+
+        // From another thread the loop reads and decrypts while this one waits.
+        Assert.Equal(4, client.Send("ping"u8.ToArray()));
+        var buffer = new byte[64];
+        var received = await Task.Run(() => client.Receive(buffer)).WaitAsync(s_timeout);
+        Assert.Equal(4, received);
+        Assert.Equal("ping"u8.ToArray(), buffer[..4]);
+    }
+
     private sealed class NoOwner : NetServer.Service.IPollOwner
     {
         public void Abandon()
