@@ -148,6 +148,13 @@ internal sealed partial class RelaySession
             return false;
         }
 
+        // A reply passes only from the peer its request went to (checked for one addressee): never fanned out.
+        if (message.IsResponse && message.RequestId != 0)
+        {
+            Refuse(sender, in message, RelayStatus.Forbidden, $"A reply goes to the peer that asked, not to {audience}.");
+            return false;
+        }
+
         var recipients = 0;
         foreach (var member in members)
             recipients += ReferenceEquals(member, sender) ? 0 : 1;
