@@ -49,14 +49,14 @@ internal sealed partial class RelayCluster
         // A room's members here, if it has any (its sender's node checked the sender is a member).
         if (toRoom)
         {
-            if (!parsed.IsRequest && _relay.FindRoom(to) is { } room)
+            if (!IsCorrelated(in parsed) && _relay.FindRoom(to) is { } room)
                 RelaySession.DeliverFromNode(sender, room.Members, envelope);
             return;
         }
 
         if (to == RelayAddresses.Everyone)
         {
-            if (!parsed.IsRequest)
+            if (!IsCorrelated(in parsed))
                 RelaySession.DeliverFromNode(sender, _relay.PeerArray, envelope);
             return;
         }
@@ -78,6 +78,9 @@ internal sealed partial class RelayCluster
         if (status != RelayStatus.Ok)
             StatusBack(node, from, status, in parsed, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
     }
+
+    /// <summary>A request or a reply: for one peer, never fanned out to a room or to everyone (the sender's node refused it already).</summary>
+    private static bool IsCorrelated(in ProtoMessage message) => message.IsRequest || (message.IsResponse && message.RequestId != 0);
 
     /// <summary>A routed envelope was refused on the addressee's node: its sender here is told, as if this relay had refused it.</summary>
     private void OnStatus(Guid node, ReadOnlySpan<byte> message)

@@ -64,7 +64,11 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     public void Start()
     {
         _backplane.Attach(this);
-        _timer = new Timer(static state => ((RelayCluster)state!).Tick(), this, TimeSpan.Zero, TimeSpan.FromMilliseconds(_interval));
+
+        // The first heartbeat before any Joined of this relay, so that a node id coming back shows
+        // in its count before the new peers do.
+        Tick();
+        _timer = new Timer(static state => ((RelayCluster)state!).Tick(), this, TimeSpan.FromMilliseconds(_interval), TimeSpan.FromMilliseconds(_interval));
     }
 
     /// <summary>Stops the heartbeat and tells the other nodes this one leaves (they drop its peers at once).</summary>
@@ -137,6 +141,10 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
         switch (kind)
         {
             case ClusterKind.Heartbeat:
+                // A node's count only grows, and its messages come in order: one that went back is a
+                // new relay on that node id (its Bye was lost), whose State must replace the old list.
+                if (seq < entry.Seq)
+                    entry.Synced = false;
                 if (!entry.Synced || seq != entry.Seq)
                     AskSyncLocked(entry, now);
                 return true;

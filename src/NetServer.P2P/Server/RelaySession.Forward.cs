@@ -29,8 +29,9 @@ internal sealed partial class RelaySession
         var to = message.To;
         if (to == RelayAddresses.Everyone)
         {
-            FanOut(peer, in message, _relay.PeerArray, "everyone");
-            BroadcastToNodes(peer, in message);
+            // Refused here (a request, over the rate): refused for the other nodes too.
+            if (FanOut(peer, in message, _relay.PeerArray, "everyone"))
+                BroadcastToNodes(peer, in message);
             return;
         }
 
@@ -43,8 +44,8 @@ internal sealed partial class RelaySession
             {
                 if (room.Contains(peer))
                 {
-                    FanOut(peer, in message, room.Members, "room " + room.Name);
-                    RoomToNodes(peer, in message);
+                    if (FanOut(peer, in message, room.Members, "room " + room.Name))
+                        RoomToNodes(peer, in message);
                 }
                 else
                     RefuseCharged(peer, in message, RelayStatus.NotMember, $"Not a member of room {to}.");
@@ -138,24 +139,32 @@ internal sealed partial class RelaySession
     /// once. The sender is charged for every copy first; recipients whose queues are full are
     /// skipped, and the sender is told how many with one status.
     /// </summary>
-    private void FanOut(RelayPeerState sender, in ProtoMessage message, RelayPeerState[] members, string audience)
+    /// <returns>False when the message was refused as a whole (a request, or over the sender's rate): it goes no further.</returns>
+    private bool FanOut(RelayPeerState sender, in ProtoMessage message, RelayPeerState[] members, string audience)
     {
         if (message.IsRequest && message.RequestId != 0)
         {
             Refuse(sender, in message, RelayStatus.Forbidden, $"A request goes to one peer, not to {audience}.");
-            return;
+            return false;
+        }
+
+        // A reply passes only from the peer its request went to (checked for one addressee): never fanned out.
+        if (message.IsResponse && message.RequestId != 0)
+        {
+            Refuse(sender, in message, RelayStatus.Forbidden, $"A reply goes to the peer that asked, not to {audience}.");
+            return false;
         }
 
         var recipients = 0;
         foreach (var member in members)
             recipients += ReferenceEquals(member, sender) ? 0 : 1;
         if (recipients == 0)
-            return;
+            return true;
         var envelope = message.Raw;
         if (!sender.TryCharge(recipients, envelope.Length, Milliseconds.Now))
         {
             Refuse(sender, in message, RelayStatus.RateLimited, RateText() + $" A message to {audience} counts once per recipient ({recipients}).");
-            return;
+            return false;
         }
 
         var frameSize = MessageProtocol.HeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length);
@@ -179,6 +188,7 @@ internal sealed partial class RelaySession
 
         if (skipped > 0)
             Refuse(sender, in message, RelayStatus.ResourceLimitExceeded, $"{skipped} of {recipients} recipients in {audience} were not reached: their queues were full or they left.");
+        return true;
     }
 
     /// <summary>

@@ -143,6 +143,36 @@ public sealed class RequestTests
     }
 
     [Fact]
+    public async Task A_reply_sent_to_everyone_or_to_a_room_is_refused_and_cannot_end_a_request_in_flight()
+    {
+        await using var harness = new RelayHarness();
+        var asker = await harness.ConnectAsync("asker");
+        var asked = await harness.ConnectAsync("asked");
+        var forger = await harness.ConnectAsync("forger");
+        var held = new ConcurrentQueue<MessageEnvelope>();
+        asked.Handler = (TestPeer _, in ProtoMessage m) => held.Enqueue(m.ToEnvelope());
+        var room = await forger.JoinRoomAsync("lobby");
+        await asker.JoinRoomAsync("lobby");
+
+        var waiting = asker.RequestAsync<Sample, Sample>(asked.PeerId, new MessageEnvelope("hold"), new Sample { A = 1 }, s_long);
+        await Wait.UntilAsync(() => held.Count == 1, () => "the request to arrive");
+        var request = held.Single();
+
+        // The guessed correlation id, as a reply to everyone and to a room the asker is in: the
+        // reply check is for one addressee, so a fan-out must not carry replies past it.
+        var forged = new MessageEnvelope("hold") { RequestId = request.RequestId, Flags = ProtoFlags.Response }.Pack(new Sample { A = 666 });
+        Assert.True(forger.Broadcast(forged));
+        Assert.True(forger.SendToRoom(room, forged));
+        await Wait.UntilAsync(() => forger.Failures.Count == 2, () => $"both forged replies to be refused ({forger.Failures.Count})");
+        Assert.All(forger.Failures, f => Assert.Equal(RelayStatus.Forbidden, f.Status));
+        Assert.False(waiting.IsCompleted);
+
+        Assert.True(asked.Reply(request, new Sample { A = 2 }));
+        Assert.Equal(2, (await waiting.WaitAsync(Wait.Default)).A);
+        Assert.Equal(0, asker.Received);
+    }
+
+    [Fact]
     public async Task Requests_in_flight_per_peer_are_limited()
     {
         await using var harness = new RelayHarness(new RelayServerOptions { MaxRequestsInFlight = 4 });

@@ -37,27 +37,39 @@ internal sealed class RelayNodes : IAsyncDisposable
 
     public RelayServer[] Relays => [.. _relays];
 
-    public static async Task<RelayNodes> StartAsync(int count, TimeSpan? nodeTimeout = null)
+    public static async Task<RelayNodes> StartAsync(int count, TimeSpan? nodeTimeout = null, Action<RelayServerOptions>? configure = null)
     {
         var nodes = new RelayNodes(await RedisProcess.StartAsync(), nodeTimeout ?? NodeTimeout);
         for (var i = 0; i < count; i++)
-            await nodes.AddNodeAsync();
+            await nodes.AddNodeAsync(configure: configure);
         return nodes;
     }
 
-    /// <summary>Starts one more relay node on the cluster; returns its index.</summary>
-    public async Task<int> AddNodeAsync()
+    /// <summary>
+    /// Starts one more relay node on the cluster; returns its index. <paramref name="wrap"/> puts a
+    /// test's backplane around the Redis one (the relay uses what it returns); <paramref name="configure"/>
+    /// changes the relay's options.
+    /// </summary>
+    public async Task<int> AddNodeAsync(Func<IRelayBackplane, IRelayBackplane>? wrap = null, Action<RelayServerOptions>? configure = null)
     {
         var backplane = new RedisRelayBackplane(new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) });
         _backplanes.Add(backplane);
         await backplane.StartAsync(Redis.Configuration);
-        var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions
+        return AddRelay(wrap is null ? backplane : wrap(backplane), configure);
+    }
+
+    /// <summary>Starts a relay on <paramref name="backplane"/> (one a stopped relay used: the same node id again); returns its index.</summary>
+    public int AddRelay(IRelayBackplane backplane, Action<RelayServerOptions>? configure = null)
+    {
+        var options = new RelayServerOptions
         {
             Backplane = backplane,
             NodeHeartbeatInterval = Heartbeat,
             NodeTimeout = _nodeTimeout,
             UdpEnabled = false,
-        });
+        };
+        configure?.Invoke(options);
+        var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, options);
         _relays.Add(relay);
         if (!relay.Start())
             throw new InvalidOperationException($"relay {_relays.Count - 1} did not start");
