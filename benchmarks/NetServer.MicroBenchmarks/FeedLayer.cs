@@ -1,6 +1,5 @@
 using System;
 using System.IO;
-using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Streams;
@@ -17,7 +16,7 @@ internal sealed class FeedLayer(FeedStream stream) : SecureLayer
 {
     public override TimeSpan HandshakeTimeout => TimeSpan.FromSeconds(10);
 
-    public override Task<Stream> AuthenticateAsync(Socket socket, ReadGate gate, CancellationToken cancellationToken) =>
+    public override Task<Stream> AuthenticateAsync(Stream transport, ReadGate gate, CancellationToken cancellationToken) =>
         Task.FromResult<Stream>(stream);
 
     public override Task ShutdownAsync(Stream stream) => Task.CompletedTask;

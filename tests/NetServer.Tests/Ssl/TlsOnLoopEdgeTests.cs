@@ -165,7 +165,7 @@ public sealed class TlsOnLoopEdgeTests
         Assert.NotNull(registration);
         try
         {
-            using var stream = new NetServer.Service.PolledSocketStream(socket, registration!);
+            using var stream = IoLoop.TransportStream(socket, registration);
             using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(300));
             var write = stream.WriteAsync(new byte[4 << 20], timeout.Token).AsTask();
             var ended = await Task.WhenAny(write, Task.Delay(TimeSpan.FromSeconds(10)));
