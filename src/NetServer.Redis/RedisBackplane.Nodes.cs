@@ -39,14 +39,6 @@ public sealed partial class RedisBackplane
         redis?.Dispose();
     }
 
-    private async Task SubscribeNodesAsync(ISubscriber subscriber)
-    {
-        if (NodeFrameReceived is null)
-            return;
-        var queue = await subscriber.SubscribeAsync(NodeChannel).ConfigureAwait(false);
-        queue.OnMessage(message => OnNodeFrame(message.Message));
-    }
-
     private void OnNodeFrame(RedisValue value)
     {
         ReadOnlyMemory<byte> bytes = value;

@@ -78,10 +78,11 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         _redis = await ConnectionMultiplexer.ConnectAsync(config).ConfigureAwait(false);
         await WaitForConnectionAsync(_redis, TimeSpan.FromMilliseconds(Math.Max(config.ConnectTimeout, 5000))).ConfigureAwait(false);
         var subscriber = _redis.GetSubscriber();
-        await SubscribeInOrderAsync(subscriber, _allChannel).ConfigureAwait(false);
-        await SubscribeInOrderAsync(subscriber, _groupChannel).ConfigureAwait(false);
-        await SubscribeInOrderAsync(subscriber, _sessionChannel).ConfigureAwait(false);
-        await SubscribeNodesAsync(subscriber).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _allChannel, OnFrame).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _groupChannel, OnFrame).ConfigureAwait(false);
+        await SubscribeInOrderAsync(subscriber, _sessionChannel, OnFrame).ConfigureAwait(false);
+        if (NodeFrameReceived is not null)
+            await SubscribeInOrderAsync(subscriber, NodeChannel, OnNodeFrame).ConfigureAwait(false);
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
         BackplaneTelemetry.Add(this);
@@ -176,14 +177,14 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     /// handler form of Subscribe may run a channel's messages concurrently, which would lose the
     /// order per sender that docs/scale-out.md promises.
     /// </summary>
-    private async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel)
+    private static async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel, Action<RedisValue> handle)
     {
         var queue = await subscriber.SubscribeAsync(channel).ConfigureAwait(false);
         queue.OnMessage(message =>
         {
             try
             {
-                OnFrame(message.Channel, message.Message);
+                handle(message.Message);
             }
             catch (Exception e)
             {
@@ -193,7 +194,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         });
     }
 
-    private void OnFrame(RedisChannel channel, RedisValue value)
+    private void OnFrame(RedisValue value)
     {
         ReadOnlyMemory<byte> bytes = value;
         if (!BackplaneFrame.TryRead(bytes.Span, out var kind, out var node, out var session, out var group, out var payload) || node == NodeId)

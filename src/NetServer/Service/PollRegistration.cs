@@ -30,14 +30,9 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     private static readonly SocketResult s_ready = new(0, SocketError.Success);
     private static readonly SocketResult s_aborted = new(0, SocketError.OperationAborted);
 
-    private static readonly Action<object?> s_cancelRead = static state => ((PollRegistration)state!).CancelRead();
-
     private readonly bool _hooksOnLoop;
     private volatile bool _handshaking;
     private ManualResetValueTaskSourceCore<SocketResult> _read;
-    private CancellationTokenRegistration _readCancel;
-    private CancellationToken _readToken;
-    private short _readCancelVersion;
     private int _readState;
     private int _writeState;
     private volatile bool _ended; // the peer's end of stream (or a hang-up) was reported: reads never wait again
@@ -80,12 +75,8 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
     public bool IsClosed => Volatile.Read(ref _readState) == Closed;
 
-    /// <summary>
-    /// Completes when the socket may have data (or an end, or an error) to read. A wait that
-    /// <paramref name="cancellationToken"/> cancels throws <see cref="OperationCanceledException"/>
-    /// and leaves the registration as if it had not waited.
-    /// </summary>
-    public ValueTask<SocketResult> WaitReadableAsync(CancellationToken cancellationToken = default)
+    /// <summary>Completes when the socket may have data (or an end, or an error) to read.</summary>
+    public ValueTask<SocketResult> WaitReadableAsync()
     {
         var state = Volatile.Read(ref _readState);
         if (state == Closed)
@@ -101,27 +92,13 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
         _read.Reset();
         _read.RunContinuationsAsynchronously = !Inline;
-        var version = _read.Version;
-        if (cancellationToken.CanBeCanceled)
-        {
-            // Registered before the wait begins, so no completion finds the field half written; a
-            // cancellation that fires before the wait begins finds nothing to cancel and is seen below.
-            _readToken = cancellationToken;
-            _readCancelVersion = version;
-            _readCancel = cancellationToken.Register(s_cancelRead, this);
-        }
-
         switch (Interlocked.CompareExchange(ref _readState, Waiting, Idle))
         {
             case Idle:
-                if (cancellationToken.IsCancellationRequested)
-                    CancelRead();
-                return new ValueTask<SocketResult>(this, version);
+                return new ValueTask<SocketResult>(this, _read.Version);
             case Ready when Interlocked.CompareExchange(ref _readState, Idle, Ready) == Ready:
-                EndReadCancel();
                 return new ValueTask<SocketResult>(s_ready);
             default:
-                EndReadCancel();
                 return new ValueTask<SocketResult>(s_aborted);
         }
     }
@@ -153,6 +130,19 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     }
 
     /// <summary>
+    /// Ends a pending read wait early (its canceller fired): it completes on the thread pool as if
+    /// the socket were readable, and the reader looks at its token. Nothing when no read waits.
+    /// </summary>
+    public void WakeReader()
+    {
+        if (Interlocked.CompareExchange(ref _readState, Idle, Waiting) == Waiting)
+        {
+            _read.RunContinuationsAsynchronously = true; // not inside the canceller's call
+            _read.SetResult(s_ready);
+        }
+    }
+
+    /// <summary>
     /// Ends a pending write wait early (its canceller fired): its callback runs on the thread pool
     /// as if the socket were writable, and the writer looks at its token. Nothing when no write waits.
     /// </summary>
@@ -175,16 +165,6 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
 
         if (writable && Wake(ref _writeState))
             RunWriteCallback(Inline);
-    }
-
-    /// <summary>The token of a read wait fired: the wait ends with the cancellation, unless a signal or a close ended it first.</summary>
-    private void CancelRead()
-    {
-        if (_read.Version == _readCancelVersion && Interlocked.CompareExchange(ref _readState, Idle, Waiting) == Waiting)
-        {
-            _read.RunContinuationsAsynchronously = true; // not inside the canceller's call
-            _read.SetException(new OperationCanceledException(_readToken));
-        }
     }
 
     /// <summary>Ends the registration: waiters complete (aborted) on the thread pool; later waits fail at once.</summary>
@@ -227,18 +207,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
             ThreadPoolScheduler.Schedule(callback, argument);
     }
 
-    SocketResult IValueTaskSource<SocketResult>.GetResult(short token)
-    {
-        EndReadCancel();
-        return _read.GetResult(token);
-    }
-
-    private void EndReadCancel()
-    {
-        _readCancel.Dispose(); // a cancellation running now ends at once (its continuation runs elsewhere)
-        _readCancel = default;
-        _readToken = default;
-    }
+    SocketResult IValueTaskSource<SocketResult>.GetResult(short token) => _read.GetResult(token);
 
     ValueTaskSourceStatus IValueTaskSource<SocketResult>.GetStatus(short token) => _read.GetStatus(token);
 

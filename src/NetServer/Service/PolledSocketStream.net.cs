@@ -21,6 +21,7 @@ namespace NetServer.Service;
 internal sealed class PolledSocketStream(Socket socket, PollRegistration registration) : Stream, IValueTaskSource
 {
     private static readonly Action<object?> s_writable = static state => ((PolledSocketStream)state!).Writable();
+    private static readonly Action<object?> s_wakeReader = static state => ((PollRegistration)state!).WakeReader();
     private static readonly Action<object?> s_wakeWriter = static state => ((PollRegistration)state!).WakeWriter();
 
     private ManualResetValueTaskSourceCore<bool> _writable;
@@ -127,9 +128,16 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<int> ReadWhenReadableAsync(Memory<byte> buffer, CancellationToken cancellationToken)
     {
+        // A read of the handshake (its timeout's token) ends when the token fires, as over a NetworkStream.
+        using var cancel = cancellationToken.CanBeCanceled ? cancellationToken.UnsafeRegister(s_wakeReader, registration) : default;
         while (true)
         {
-            var waited = await registration.WaitReadableAsync(cancellationToken).ConfigureAwait(false);
+            cancellationToken.ThrowIfCancellationRequested();
+            var wait = registration.WaitReadableAsync();
+            if (!wait.IsCompleted && cancellationToken.IsCancellationRequested)
+                registration.WakeReader(); // fired before the wait began: its wake found nothing
+            var waited = await wait.ConfigureAwait(false);
+            cancellationToken.ThrowIfCancellationRequested();
             if (!waited.IsSuccess)
                 throw Failure(waited.Error);
             _drained = false;
