@@ -9,10 +9,9 @@ namespace NetServer.Redis;
 internal delegate void NodeFrameHandler(Guid node, ReadOnlySpan<byte> payload);
 
 // Messages between nodes rather than to sessions, for RedisRelayBackplane: frames of kind Node on
-// their own channel, {prefix}:nodes, subscribed only when a handler is set. Unlike the session and
-// group channels (concurrent handlers: their sends are independent), this channel is read through
-// one ordered queue: a relay's registry and the envelopes of one peer must arrive in the order its
-// node published them. The publish path (one frame per send, the in-flight bound, the failure
+// their own channel, {prefix}:nodes, subscribed only when a handler is set. Like every channel of
+// the backplane it is read through one ordered queue: a relay's registry and the envelopes of one
+// peer must arrive in the order its node published them. The publish path (one frame per send, the in-flight bound, the failure
 // counters and PublishFailed) is the backplane's own.
 public sealed partial class RedisBackplane
 {

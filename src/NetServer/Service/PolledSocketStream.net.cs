@@ -137,10 +137,10 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
             if (!wait.IsCompleted && cancellationToken.IsCancellationRequested)
                 registration.WakeReader(); // fired before the wait began: its wake found nothing
             var waited = await wait.ConfigureAwait(false);
+            _drained = false; // a signal may have ended the wait: even a cancelled read leaves the socket to be looked at first
             cancellationToken.ThrowIfCancellationRequested();
             if (!waited.IsSuccess)
                 throw Failure(waited.Error);
-            _drained = false;
             if (buffer.IsEmpty)
                 return 0;
             var received = SocketIO.TryReceive(socket, buffer.Span, out var error);
