@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Diagnostics;
@@ -45,8 +46,20 @@ internal sealed class HostedServer
             server.OptionMaxSessions = options.MaxSessions;
             if (options.AcceptorBacklog > 0)
                 server.OptionAcceptorBacklog = options.AcceptorBacklog;
+            ApplyProxy(options, mode => server.OptionProxyProtocol = mode, server.OptionProxyTrustedNetworks, timeout => server.OptionProxyHeaderTimeout = timeout);
             server.EventListener ??= listener?.Invoke();
         });
+
+    /// <summary>The PROXY protocol keys that are set, applied to a stream or message server (which share no base).</summary>
+    private static void ApplyProxy(NetServerOptions options, Action<ProxyProtocolMode> setMode, ICollection<string> trusted, Action<TimeSpan> setTimeout)
+    {
+        if (options.ProxyProtocol != ProxyProtocolMode.Off)
+            setMode(options.ProxyProtocol);
+        foreach (var network in options.ProxyTrustedNetworks)
+            trusted.Add(network);
+        if (options.ProxyHeaderTimeout is { } timeout)
+            setTimeout(timeout);
+    }
 
     /// <summary>The adapter of a server of a kind <see cref="CanHost"/> accepts.</summary>
     public static HostedServer For(string name, object server) => server switch
@@ -59,12 +72,15 @@ internal sealed class HostedServer
             messages.OptionMaxSessions = options.MaxSessions;
             if (options.AcceptorBacklog > 0)
                 messages.OptionAcceptorBacklog = options.AcceptorBacklog;
+            ApplyProxy(options, mode => messages.OptionProxyProtocol = mode, messages.OptionProxyTrustedNetworks, timeout => messages.OptionProxyHeaderTimeout = timeout);
             messages.EventListener ??= listener?.Invoke();
         }),
         UdpServer udp => new(name, udp, udp.Start, static () => true, () => Task.Run(udp.Stop), (options, listener) =>
         {
             if (options.MaxSessions != 0 || options.AcceptorBacklog != 0)
                 throw new InvalidOperationException($"NetServer '{name}' is a UDP server: {NetServerHostingExtensions.SectionOf(name)}:MaxSessions and :AcceptorBacklog do not apply to it; remove them.");
+            if (options.HasProxySettings)
+                throw new InvalidOperationException($"NetServer '{name}' is a UDP server: the PROXY protocol keys ({NetServerHostingExtensions.SectionOf(name)}:ProxyProtocol, :ProxyTrustedNetworks, :ProxyHeaderTimeout) do not apply to it; remove them.");
             udp.EventListener ??= listener?.Invoke();
         }),
         _ => throw new ArgumentException($"NetServer '{name}': {server.GetType()} is not a server the host can run.", nameof(server)),

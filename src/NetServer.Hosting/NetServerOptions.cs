@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
@@ -31,6 +32,22 @@ public sealed class NetServerOptions
 
     /// <summary>The accept queue length; applied to the server's <c>OptionAcceptorBacklog</c> when above 0.</summary>
     public int AcceptorBacklog { get; set; }
+
+    /// <summary>
+    /// Whether connections start with a PROXY protocol header (applied to the server's
+    /// <c>OptionProxyProtocol</c> when not <see cref="ProxyProtocolMode.Off"/>; stream and message
+    /// servers only). See docs/proxy-protocol.md.
+    /// </summary>
+    public ProxyProtocolMode ProxyProtocol { get; set; }
+
+    /// <summary>The proxies whose headers are believed (addresses, CIDR networks), added to the server's <c>OptionProxyTrustedNetworks</c>.</summary>
+    public IList<string> ProxyTrustedNetworks { get; } = new List<string>();
+
+    /// <summary>How long a PROXY header may take; applied to the server's <c>OptionProxyHeaderTimeout</c> when set.</summary>
+    public TimeSpan? ProxyHeaderTimeout { get; set; }
+
+    /// <summary>Whether any PROXY protocol key is set.</summary>
+    internal bool HasProxySettings => ProxyProtocol != ProxyProtocolMode.Off || ProxyTrustedNetworks.Count != 0 || ProxyHeaderTimeout is not null;
 
     /// <summary>The endpoint to bind: a <see cref="UnixDomainSocketEndPoint"/> or an <see cref="IPEndPoint"/>.</summary>
     /// <returns>A new endpoint from <see cref="UnixPath"/>, or from <see cref="Address"/> and <see cref="Port"/>.</returns>

@@ -1,3 +1,4 @@
+using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Net;
@@ -26,6 +27,10 @@ internal sealed class NetServerOptionsValidator : IValidateOptions<NetServerOpti
             failures.Add($"{section}:MaxSessions: {options.MaxSessions} is negative (0 means no limit).");
         if (options.AcceptorBacklog < 0)
             failures.Add($"{section}:AcceptorBacklog: {options.AcceptorBacklog} is negative (0 keeps the default).");
+        if (options.ProxyHeaderTimeout is { } proxyTimeout && (proxyTimeout <= TimeSpan.Zero || proxyTimeout.TotalMilliseconds > int.MaxValue))
+            failures.Add($"{section}:ProxyHeaderTimeout: {proxyTimeout} is not a positive time span.");
+        if (options.ProxyProtocol is < ProxyProtocolMode.Off or > ProxyProtocolMode.Optional)
+            failures.Add($"{section}:ProxyProtocol: {options.ProxyProtocol} is not Off, Required or Optional.");
         if (options.CertificatePath is { Length: > 0 } path)
         {
             if (!File.Exists(path))

@@ -111,6 +111,28 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         set => _host.OptionNoDelay = value;
     }
 
+    /// <summary>
+    /// Whether connections start with a PROXY protocol header from a trusted proxy in front (HAProxy
+    /// <c>send-proxy</c>/<c>send-proxy-v2</c>): the transport server's option, with the same meaning
+    /// and outcomes (see <see cref="StreamServer{TSession}.OptionProxyProtocol"/>); the session's
+    /// <see cref="MessageSession.RemoteEndPoint"/> is then the real client. Set it before <see cref="Start"/>.
+    /// </summary>
+    public ProxyProtocolMode OptionProxyProtocol
+    {
+        get => _host.OptionProxyProtocol;
+        set => _host.OptionProxyProtocol = value;
+    }
+
+    /// <summary>The proxies whose PROXY headers are believed (see <see cref="StreamServer{TSession}.OptionProxyTrustedNetworks"/>).</summary>
+    public IList<string> OptionProxyTrustedNetworks => _host.OptionProxyTrustedNetworks;
+
+    /// <summary>How long a connection may take to deliver its PROXY header (see <see cref="StreamServer{TSession}.OptionProxyHeaderTimeout"/>).</summary>
+    public TimeSpan OptionProxyHeaderTimeout
+    {
+        get => _host.OptionProxyHeaderTimeout;
+        set => _host.OptionProxyHeaderTimeout = value;
+    }
+
     /// <summary>The sessions connected now.</summary>
     public IEnumerable<MessageSession> Sessions
     {

@@ -25,8 +25,15 @@ public class MessageSession : MessageProtocol
     /// <summary>True while connected.</summary>
     public bool IsConnected => Connection?.IsConnected == true;
 
-    /// <summary>The peer's endpoint (null once disconnected).</summary>
-    public EndPoint? RemoteEndPoint => Connection?.Socket?.RemoteEndPoint;
+    /// <summary>
+    /// The peer's endpoint: the real client a trusted proxy's PROXY header named (see the server's
+    /// <c>OptionProxyProtocol</c>), otherwise the socket's peer; read once and kept, so it is still
+    /// known while the session disconnects (null when never known).
+    /// </summary>
+    public EndPoint? RemoteEndPoint => Connection?.CurrentConnection?.PeerEndPoint;
+
+    /// <summary>What the PROXY header of this session's connection said; null when the server read none.</summary>
+    public ProxyInfo? Proxy => Connection?.CurrentConnection?.Proxy;
 
     /// <summary>Bytes the session has queued and not yet handed to the operating system.</summary>
     public long BytesPending => Connection?.BytesPending ?? 0;

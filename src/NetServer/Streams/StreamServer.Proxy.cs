@@ -127,10 +127,12 @@ public abstract partial class StreamServer<TSession>
 
             ProxyInfo? info;
             string? failure;
+            var wait = new ProxyHeaderWait(this, connection, session);
             using (var timeout = new CancellationTokenSource(_proxyHeaderTimeout))
-            using (timeout.Token.Register(s_proxyHeaderTimedOut, (this, connection, session)))
+            using (timeout.Token.Register(s_proxyHeaderTimedOut, wait))
             {
                 (info, failure) = await ProxyHeaderReader.ReadAsync(socket).ConfigureAwait(false);
+                wait.Finish(); // from here the timer, if it fires, closes nothing: the header made it in time
             }
 
             _proxyPending.TryRemove(connection, out _);
@@ -157,11 +159,31 @@ public abstract partial class StreamServer<TSession>
 
     private static readonly Action<object?> s_proxyHeaderTimedOut = static state =>
     {
-        var (server, connection, session) = ((StreamServer<TSession>, Connection, TSession))state!;
-        var message = $"PROXY protocol: no whole header within {server._proxyHeaderTimeout.TotalSeconds:0.###} s";
-        if (connection.Abort(DisconnectReason.TimedOut, new TimeoutException(message)))
-            Diagnostics.ListenerEvents.ProtocolError(session, connection, "PROXY", message);
+        var wait = (ProxyHeaderWait)state!;
+        if (!wait.TimeOut())
+            return;
+        var message = $"PROXY protocol: no whole header within {wait.Server._proxyHeaderTimeout.TotalSeconds:0.###} s";
+        if (wait.Connection.Abort(DisconnectReason.TimedOut, new TimeoutException(message)))
+            Diagnostics.ListenerEvents.ProtocolError(wait.Session, wait.Connection, "PROXY", message);
     };
+
+    /// <summary>One connection's header read against its timer: whichever ends first decides.</summary>
+    private sealed class ProxyHeaderWait(StreamServer<TSession> server, Connection connection, TSession session)
+    {
+        private int _state; // 0 reading, 1 read (in time), 2 timed out
+
+        public StreamServer<TSession> Server => server;
+
+        public Connection Connection => connection;
+
+        public TSession Session => session;
+
+        /// <summary>The read ended (with a header or a failure): a later timer closes nothing.</summary>
+        public void Finish() => Interlocked.CompareExchange(ref _state, 1, 0);
+
+        /// <summary>True when the timer fired while the header was still being read.</summary>
+        public bool TimeOut() => Interlocked.CompareExchange(ref _state, 2, 0) == 0;
+    }
 
     /// <summary>Closes a connection that brought no valid header (or may not bring one), before any hook.</summary>
     private static void RefuseProxy(Connection connection, TSession session, string reason)

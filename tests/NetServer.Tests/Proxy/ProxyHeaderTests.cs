@@ -38,6 +38,16 @@ public sealed class ProxyHeaderTests
     }
 
     [Fact]
+    public void V1Tcp6WithIPv4MappedAddressesGivesTheIPv4Client()
+    {
+        byte[] data = Ascii("PROXY TCP6 ::ffff:192.0.2.9 ::ffff:10.0.0.1 4000 443\r\n");
+        Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(data, out _, out ProxyInfo? info, out _));
+        Assert.Equal(new IPEndPoint(IPAddress.Parse("192.0.2.9"), 4000), info!.Source);
+        Assert.Equal(System.Net.Sockets.AddressFamily.InterNetwork, info.Source!.AddressFamily);
+        Assert.Equal(new IPEndPoint(IPAddress.Parse("10.0.0.1"), 443), info.Destination);
+    }
+
+    [Fact]
     public void V1UnknownIsLocalAndIgnoresTheRestOfTheLine()
     {
         byte[] data = Ascii("PROXY UNKNOWN ffff::1 whatever\r\nX");
@@ -141,6 +151,20 @@ public sealed class ProxyHeaderTests
         Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(V2(0x21, 0x21, address), out _, out ProxyInfo? info, out _));
         Assert.Equal(new IPEndPoint(IPAddress.Parse("2001:db8::7"), 0x1234), info!.Source);
         Assert.Equal(new IPEndPoint(IPAddress.IPv6Loopback, 80), info.Destination);
+    }
+
+    [Fact]
+    public void V2Inet6WithIPv4MappedAddressesGivesTheIPv4Client()
+    {
+        byte[] address = new byte[36];
+        IPAddress.Parse("::ffff:198.51.100.4").GetAddressBytes().CopyTo(address, 0);
+        IPAddress.Parse("2001:db8::1").GetAddressBytes().CopyTo(address, 16);
+        address[33] = 7;
+        address[35] = 80;
+        Assert.Equal(ProxyParseStatus.Done, ProxyHeader.Parse(V2(0x21, 0x21, address), out _, out ProxyInfo? info, out _));
+        Assert.Equal(new IPEndPoint(IPAddress.Parse("198.51.100.4"), 7), info!.Source);
+        Assert.Equal(System.Net.Sockets.AddressFamily.InterNetwork, info.Source!.AddressFamily);
+        Assert.Equal(new IPEndPoint(IPAddress.Parse("2001:db8::1"), 80), info.Destination);
     }
 
     [Fact]

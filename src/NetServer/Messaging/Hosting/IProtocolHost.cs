@@ -44,6 +44,13 @@ internal interface IProtocolHost : IDisposable
     /// <summary>TCP_NODELAY on accepted connections (TCP and TLS; a Unix socket has no Nagle delay).</summary>
     bool OptionNoDelay { get; set; }
 
+    /// <summary>The stream server's PROXY protocol options (see <c>StreamServer.OptionProxyProtocol</c>).</summary>
+    ProxyProtocolMode OptionProxyProtocol { get; set; }
+
+    IList<string> OptionProxyTrustedNetworks { get; }
+
+    TimeSpan OptionProxyHeaderTimeout { get; set; }
+
     StreamSession? Find(Guid id);
 
     IEnumerable<StreamSession> All { get; }

@@ -163,7 +163,7 @@ internal static class ProxyHeader
         }
 
         consumed = end + 2;
-        info = new ProxyInfo(1, isLocal: false, new IPEndPoint(src!, srcPort), new IPEndPoint(dst!, dstPort), null, null, null);
+        info = new ProxyInfo(1, isLocal: false, Endpoint(src!, srcPort), Endpoint(dst!, dstPort), null, null, null);
         return ProxyParseStatus.Done;
     }
 
@@ -340,9 +340,16 @@ internal static class ProxyHeader
         var dst = new IPAddress(body.Slice(size, size).ToArray());
         int srcPort = (body[2 * size] << 8) | body[(2 * size) + 1];
         int dstPort = (body[(2 * size) + 2] << 8) | body[(2 * size) + 3];
-        info = new ProxyInfo(2, false, new IPEndPoint(src, srcPort), new IPEndPoint(dst, dstPort), null, null, tlvs);
+        info = new ProxyInfo(2, false, Endpoint(src, srcPort), Endpoint(dst, dstPort), null, null, tlvs);
         return ProxyParseStatus.Done;
     }
+
+    /// <summary>
+    /// A header's address and port; an IPv4-mapped IPv6 address (a proxy listening dual-stack may
+    /// send one in a TCP6 / AF_INET6 header) is given as the IPv4 client it is, as a direct IPv4
+    /// client would be seen.
+    /// </summary>
+    private static IPEndPoint Endpoint(IPAddress address, int port) => new(ProxyNetwork.Normalize(address), port);
 
     /// <summary>Bytes of the address block of a v2 family (0 UNSPEC, 1 INET, 2 INET6, 3 UNIX); null for an unknown one.</summary>
     private static int? AddressLength(int family) => family switch

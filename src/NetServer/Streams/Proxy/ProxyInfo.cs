@@ -51,7 +51,7 @@ public sealed class ProxyInfo
     /// </summary>
     public bool IsLocal { get; }
 
-    /// <summary>The real client address and port; null for LOCAL/UNKNOWN and Unix addresses.</summary>
+    /// <summary>The real client address and port (an IPv4-mapped IPv6 address given as IPv4); null for LOCAL/UNKNOWN and Unix addresses.</summary>
     public IPEndPoint? Source { get; }
 
     /// <summary>The address and port the client connected to on the proxy; null as for <see cref="Source"/>.</summary>

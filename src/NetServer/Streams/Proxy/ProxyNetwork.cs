@@ -57,5 +57,6 @@ internal readonly struct ProxyNetwork
         return (bytes[whole] & mask) == (_prefix[whole] & mask);
     }
 
-    private static IPAddress Normalize(IPAddress address) => address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
+    /// <summary>An IPv4-mapped IPv6 address as the IPv4 address it carries; any other as it is.</summary>
+    internal static IPAddress Normalize(IPAddress address) => address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
 }
