@@ -15,6 +15,9 @@ public sealed partial class IoLoop
 
     private bool HasPoller => _poller is not null && !_pollerBroken;
 
+    /// <summary>Whether this loop polls sockets now (a socket registered with it is read and written by it).</summary>
+    internal bool PollsSockets => HasPoller && (Volatile.Read(ref _state) & Closed) == 0;
+
     private void StartPoller()
     {
         _pollerBroken = false;

@@ -11,6 +11,9 @@ public sealed partial class IoLoop
 
     private static bool HasPoller => false;
 
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Performance", "CA1822", Justification = "Instance member on net10.0.")]
+    internal bool PollsSockets => false;
+
     private static void StartPoller()
     {
     }

@@ -1,3 +1,4 @@
+using NetServer.Service;
 
 namespace NetServer;
 
@@ -14,6 +15,7 @@ public abstract class StreamClient : StreamConnection
     private readonly object _connectLock = new(); // orders a connect's publication against Disconnect
     private int _connecting;
     private Socket? _connectingSocket;           // under the connect lock
+    private LoopConnect? _loopConnect;   // under the connect lock: a connect waiting on a loop's poller
 
     private protected StreamClient(EndPoint endpoint)
     {
@@ -166,13 +168,24 @@ public abstract class StreamClient : StreamConnection
             RunHook(static (self, _) => ((StreamClient)self).InvokeConnecting(), this, 0);
             ConnectEndpoint = await ResolveAsync(Endpoint).ConfigureAwait(false);
             socket = CreateSocket();
+            // On a loop that polls sockets, the connect waits there too (see LoopConnect).
+            var loopConnect = LoopService is { } service ? LoopConnect.TryCreate(service.NextLoop(), ConnectEndpoint) : null;
             lock (_connectLock)
+            {
                 _connectingSocket = socket;
+                _loopConnect = loopConnect;
+            }
+
             ConfigureSocket(socket, connected: false);
 
             SocketResult result;
-            using (cancellationToken.Register(static state => ((Socket)state!).Dispose(), socket))
-                result = await args.ConnectAsync(socket, ConnectEndpoint).ConfigureAwait(false);
+            using (cancellationToken.Register(static state => AbandonSocket(state!), (object?)loopConnect ?? socket))
+            {
+                result = loopConnect is null
+                    ? await args.ConnectAsync(socket, ConnectEndpoint).ConfigureAwait(false)
+                    : await loopConnect.ConnectAsync(socket, ConnectEndpoint).ConfigureAwait(false);
+            }
+
             if (!result.IsSuccess)
                 throw new SocketException((int)result.Error);
             ConfigureSocket(socket, connected: true);
@@ -219,20 +232,34 @@ public abstract class StreamClient : StreamConnection
             if (!ReferenceEquals(_connectingSocket, socket))
                 throw new ObjectDisposedException(nameof(Socket), "The connect was abandoned by Disconnect.");
             _connectingSocket = null;
+            _loopConnect = null;
             return Attach(socket, BufferPool, reads);
         }
+    }
+
+    /// <summary>A cancelled connect: a loop's wait ends (the caller then disposes the socket), a runtime connect ends with its socket.</summary>
+    private static void AbandonSocket(object state)
+    {
+        if (state is LoopConnect loopConnect)
+            loopConnect.Abort();
+        else
+            ((Socket)state).Dispose();
     }
 
     /// <summary>Abandons a connect in progress; false if there is none.</summary>
     private bool AbandonConnect()
     {
         Socket? connecting;
+        LoopConnect? loopConnect;
         lock (_connectLock)
         {
             connecting = _connectingSocket;
+            loopConnect = _loopConnect;
             _connectingSocket = null;
+            _loopConnect = null;
         }
 
+        loopConnect?.Abort();
         connecting?.Dispose();
         return connecting is not null;
     }
@@ -280,7 +307,10 @@ public abstract class StreamClient : StreamConnection
         lock (_connectLock)
         {
             if (ReferenceEquals(_connectingSocket, socket))
+            {
                 _connectingSocket = null;
+                _loopConnect = null;
+            }
         }
 
         socket?.Dispose();
@@ -297,7 +327,10 @@ public abstract class StreamClient : StreamConnection
         lock (_connectLock)
         {
             if (ReferenceEquals(_connectingSocket, socket))
+            {
                 _connectingSocket = null;
+                _loopConnect = null;
+            }
         }
 
         socket?.Dispose();
