@@ -30,7 +30,8 @@
 # When the C reference echo server (../shared/tools/echoref.c) and gcc are present, it also
 # measures our TCP and UDP echo servers against it with the same client, in the same run, the
 # server CPU time per message of our tcp and ssl echo servers against echoref's (each server a
-# process of its own), tcp latency against both servers with the same client, and the bytes our
+# process of its own) under the echo client and under the reply client (a send per message, issue
+# 18's client; 100 clients, default transport and loops), tcp latency against both servers with the same client, and the bytes our
 # UDP echo server (a process of its own) allocates per datagram. build/bench-ws.sh holds the ws and wss echo servers
 # against Kestrel's (kestrel-reference /ws) with the same client; build/bench-http.sh the http
 # server against Kestrel and nginx with wrk. At the end, when kestrel-reference builds, a short run
@@ -259,6 +260,27 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
       "$clients" "${cpu_our:-?}" "${cpu_ref:-?}" "$(ratio "${cpu_our:-0}" "${cpu_ref:-0}")")")
     summary+=("$(printf 'ssl echo server CPU/msg vs echoref (plain tcp), %3d client(s): NetServer %s ns, echoref %s ns, ratio %s' \
       "$clients" "${cpu_ssl:-?}" "${cpu_ref:-?}" "$(ratio "${cpu_ssl:-0}" "${cpu_ref:-0}")")")
+  done
+
+  # Issue 18's client: a send of its own per 32-byte message (as NetCoreServer's TcpEchoClient),
+  # 100 clients, against echoref and against our tcp and ssl echo servers on the default transport
+  # and on the loops of an I/O service (NETSERVER_TRANSPORT=loops, docs/io-service.md).
+  echo "== tcp reply client, 100 clients: server CPU per message, NetServer (default and loops) vs echoref"
+  NETSERVER_TRANSPORT=loops "$bench" tcp echo --role server -p "$((port_ref + 5))" -z 3600 -q >/dev/null &
+  pids+=($!); pid_loops=$!
+  NETSERVER_TRANSPORT=loops "$bench" ssl echo --role server -p "$((port_ref + 6))" -z 3600 -q >/dev/null &
+  pids+=($!); pid_loops_ssl=$!
+  sleep 1
+  "$bench" tcp reply --role client -p "$((port_ref + 5))" -c 100 -z 1 -q >/dev/null || true
+  "$bench" ssl reply --role client -p "$((port_ref + 6))" -c 100 -z 1 -q >/dev/null || true
+  reply_cpu() { field "$("$bench" "$1" reply --role client -p "$2" -c 100 -z "$seconds" -q --server-pid "$3" || true)" serverCpuNsPerMessage; }
+  cpu_ref=$(reply_cpu tcp "$port_ref" "$pid_ref")
+  for server in "tcp default $port_our $pid_our" "tcp loops $((port_ref + 5)) $pid_loops" \
+                "ssl default $((port_ref + 4)) $pid_ssl" "ssl loops $((port_ref + 6)) $pid_loops_ssl"; do
+    read -r protocol transport port pid <<<"$server"
+    cpu=$(reply_cpu "$protocol" "$port" "$pid")
+    summary+=("$(printf '%s reply client server CPU/msg vs echoref (plain tcp), 100 clients, %s transport: NetServer %s ns, echoref %s ns, ratio %s' \
+      "$protocol" "$transport" "${cpu:-?}" "${cpu_ref:-?}" "$(ratio "${cpu:-0}" "${cpu_ref:-0}")")")
   done
 
   # One message in flight: the time of a round trip through each server, timed by the same client.
