@@ -32,7 +32,7 @@ internal sealed partial class RelayCluster
         }
 
         var total = ClusterMessage.EnvelopeHeaderSize + length;
-        published = TryPublish(node, message.AsMemory(0, total));
+        published = TryPublish(node, message.AsMemory(0, total), RelayNodeTraffic.Peer);
         return total;
     }
 
@@ -43,6 +43,18 @@ internal sealed partial class RelayCluster
             || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to || RelayKinds.IsReserved(parsed.HeaderUtf8))
         {
             System.Threading.Interlocked.Increment(ref _ignored);
+            return;
+        }
+
+        // This node's limit, not the sender's node's: a node configured with a larger one (or a
+        // frame forged on the backplane) must not hand a local peer more than a local route could.
+        if (envelope.Length > EnvelopeRewriter.MaxRewrittenLength(_relay.Limits.MaxMessageSize))
+        {
+            System.Threading.Interlocked.Increment(ref _oversized);
+            if (toRoom || to == RelayAddresses.Everyone)
+                _relay.CountRefusal(RelayStatus.MessageTooLarge);
+            else
+                StatusBack(node, from, RelayStatus.MessageTooLarge, in parsed, $"The envelope is {envelope.Length} bytes; the relay node of peer {to} takes at most {_relay.Limits.MaxMessageSize}.");
             return;
         }
 
@@ -79,6 +91,22 @@ internal sealed partial class RelayCluster
             StatusBack(node, from, status, in parsed, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
     }
 
+    /// <summary>
+    /// The backplane dropped an envelope for this node unhandled (this node is behind): the sender
+    /// of one to a single peer is told at once, so that its request fails rather than times out.
+    /// Messages to everyone or to a room are lost silently (at most once), as the cluster's other
+    /// losses are. Runs beside <see cref="OnNodeMessage"/>: it reads only the message and concurrent maps.
+    /// </summary>
+    public void OnNodeMessageDropped(Guid node, ReadOnlySpan<byte> message)
+    {
+        if (!ClusterMessage.TryReadKind(message, out var kind) || kind != ClusterKind.Envelope
+            || !ClusterMessage.TryReadEnvelope(message, out var from, out var to, out var envelope) || to == RelayAddresses.Everyone
+            || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node
+            || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to)
+            return;
+        StatusBack(node, from, RelayStatus.NodeUnavailable, in parsed, $"The relay node of peer {to} is overloaded and dropped the message.");
+    }
+
     /// <summary>A request or a reply: for one peer, never fanned out to a room or to everyone (the sender's node refused it already).</summary>
     private static bool IsCorrelated(in ProtoMessage message) => message.IsRequest || (message.IsResponse && message.RequestId != 0);
 
@@ -106,6 +134,6 @@ internal sealed partial class RelayCluster
     {
         _relay.CountRefusal(status);
         var requestId = message.IsRequest ? message.RequestId : 0;
-        Publish(node, ClusterMessage.Status(sender, status, requestId, message.Id, message.To, detail));
+        Publish(node, ClusterMessage.Status(sender, status, requestId, message.Id, message.To, detail), RelayNodeTraffic.Peer);
     }
 }
