@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using NetServer.P2P.Internal;
 using NetServer.P2P.Wire;
 using NetServer.Protobuf;
 
@@ -58,11 +59,20 @@ internal sealed partial class RelayCluster
             return;
         }
 
-        // A room's members here, if it has any (its sender's node checked the sender is a member).
+        // A room's members here, if it has any (its sender's node checked the sender is a member),
+        // charged here once per member at this node's rates, as a local member's message would be.
         if (toRoom)
         {
-            if (!IsCorrelated(in parsed) && _relay.FindRoom(to) is { } room)
-                RelaySession.DeliverFromNode(sender, room.Members, envelope);
+            if (IsCorrelated(in parsed) || _relay.FindRoom(to) is not { } room || room.Members is not { Length: > 0 } members)
+                return;
+            if (sender.TryChargeRoom(members.Length, envelope.Length, Milliseconds.Now))
+                RelaySession.DeliverFromNode(sender, members, envelope);
+            else
+            {
+                System.Threading.Interlocked.Increment(ref _roomRateLimited);
+                _relay.CountRefusal(RelayStatus.RateLimited);
+            }
+
             return;
         }
 

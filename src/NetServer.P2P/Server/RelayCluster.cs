@@ -33,6 +33,7 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     private long _ignored;
     private long _oversized;
+    private long _roomRateLimited;
     private long _publishFailures;
 
     public RelayCluster(RelayServer relay, IRelayBackplane backplane, RelayServerOptions limits)
@@ -53,6 +54,9 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     /// <summary>Envelopes from other nodes longer than this node's <see cref="RelayServerOptions.MaxMessageSize"/> (dropped; a peer's sender is told <see cref="RelayStatus.MessageTooLarge"/>).</summary>
     public long Oversized => Interlocked.Read(ref _oversized);
+
+    /// <summary>Room messages from peers of other nodes not delivered here: over the sender's rate at this node, charged per member here.</summary>
+    public long RoomRateLimited => Interlocked.Read(ref _roomRateLimited);
 
     /// <summary>Publishes the backplane refused by throwing (it is stopped or disposed).</summary>
     public long PublishFailures => Interlocked.Read(ref _publishFailures);
@@ -239,7 +243,7 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     private void AddLocked(RemoteNode entry, RelayPeer peer)
     {
-        var state = new RemotePeerState(peer, entry.Id);
+        var state = new RemotePeerState(peer, entry.Id, _relay.Limits, Milliseconds.Now);
         if (_relay.AddRemoteLocked(state))
             entry.Peers[peer.Id] = state;
         else

@@ -111,6 +111,31 @@ public sealed class RelayNodesBoundsTests
         }
     }
 
+    [RedisFact]
+    public async Task A_room_message_from_another_node_is_charged_once_per_member_on_the_node_of_the_members()
+    {
+        // Node 1 lets a sender have 10 messages a second relayed: a room message to its 3 members costs 3.
+        await using var nodes = await RelayNodes.StartAsync(1);
+        var members = await nodes.AddNodeAsync(configure: o => o.PeerMessageRate = 10);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        TestPeer[] here = [await nodes.ConnectAsync(members, "bob"), await nodes.ConnectAsync(members, "bert"), await nodes.ConnectAsync(members, "bea")];
+        await RelayNodes.AllSeeAsync([alice, .. here], [alice, .. here]);
+        var room = await alice.JoinRoomAsync("lobby");
+        foreach (var member in here)
+            await member.JoinRoomAsync("lobby");
+
+        for (var i = 0; i < 10; i++)
+            Assert.True(alice.SendToRoom(room, new MessageEnvelope("to-room"), new Sample { A = i }));
+
+        // Node messages come in order: once alice's direct message is there, her room messages were handled.
+        Assert.True(alice.Send(here[0].PeerId, new MessageEnvelope("marker")));
+        await Wait.UntilAsync(() => here[0].Messages.Any(m => m.Header == "marker"), () => "alice's marker");
+        var got = here.Select(m => m.Messages.Count(x => x.Header == "to-room")).ToArray();
+        Assert.InRange(got[0], 3, 4); // 10 tokens, 3 a message (and a little refill meanwhile)
+        Assert.All(got, n => Assert.Equal(got[0], n));
+        Assert.Equal(10 - got[0], nodes.Relays[members].Cluster!.RoomRateLimited);
+    }
+
     /// <summary>A backplane whose relay handles nothing from the other nodes while <see cref="Gate"/> is closed (a node that is behind).</summary>
     private sealed class GatedRelay(IRelayBackplane inner) : IRelayBackplane
     {
