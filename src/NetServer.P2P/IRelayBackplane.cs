@@ -27,8 +27,11 @@ public interface IRelayBackplane
     /// <summary>
     /// Publishes <paramref name="message"/> to the node <paramref name="node"/>, or to every other node
     /// when it is <see cref="Guid.Empty"/>. At most once, never to this node. The bytes are copied
-    /// before the call returns.
+    /// before the call returns. <paramref name="traffic"/> says what it carries: a backplane bounds
+    /// what it holds, and must keep room for <see cref="RelayNodeTraffic.Control"/> that
+    /// <see cref="RelayNodeTraffic.Peer"/> messages cannot take (and, on the receiving side, should
+    /// drop peer messages before control ones).
     /// </summary>
     /// <returns>False when the message could not be published (the backplane is down or over its bound).</returns>
-    Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message);
+    Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic);
 }

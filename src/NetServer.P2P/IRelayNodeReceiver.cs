@@ -7,4 +7,13 @@ public interface IRelayNodeReceiver
 {
     /// <summary>A message node <paramref name="node"/> published to this node or to all; the bytes are valid only during the call.</summary>
     void OnNodeMessage(Guid node, ReadOnlySpan<byte> message);
+
+    /// <summary>
+    /// A <see cref="RelayNodeTraffic.Peer"/> message node <paramref name="node"/> published to this
+    /// node or to all, that the backplane dropped unhandled because this node is behind (its receive
+    /// bound is full): the relay tells the sender of an envelope to one peer. Called as the message is
+    /// dropped, possibly while <see cref="OnNodeMessage"/> runs on another thread; the bytes are valid
+    /// only during the call.
+    /// </summary>
+    void OnNodeMessageDropped(Guid node, ReadOnlySpan<byte> message);
 }

@@ -11,12 +11,16 @@ internal enum FrameKind : byte
     Group = 2,
     Session = 3,
 
-    /// <summary>To one node (target: its node id) or every node (target empty): the relay nodes' messages (RedisRelayBackplane).</summary>
+    /// <summary>To one node (target: its node id) or every node (target empty): the relay nodes' messages (RedisRelayBackplane) that peers cause.</summary>
     Node = 4,
+
+    /// <summary>As <see cref="Node"/>, for the relay cluster's upkeep (heartbeats, registry, goodbye): bounded apart, so that peer traffic cannot crowd it out.</summary>
+    NodeControl = 5,
 }
 
 /// <summary>
 /// The wire format on Redis, version 1: [version:1][kind:1][node id:16][target:16 session or node id, or 2-byte length + UTF-8 group][payload].
+/// The kind is the second byte, so the receiving side can tell control frames apart before parsing anything else.
 /// The node id lets a node skip its own publish (it delivered locally already).
 /// </summary>
 internal static class BackplaneFrame
@@ -51,13 +55,13 @@ internal static class BackplaneFrame
         var groupBytes = group is null ? 0 : Encoding.UTF8.GetByteCount(group);
         if (groupBytes > ushort.MaxValue)
             throw new ArgumentException("A group name is at most 65,535 UTF-8 bytes.", nameof(group));
-        var target = kind switch { FrameKind.Session or FrameKind.Node => 16, FrameKind.Group => 2 + groupBytes, _ => 0 };
+        var target = kind switch { FrameKind.Session or FrameKind.Node or FrameKind.NodeControl => 16, FrameKind.Group => 2 + groupBytes, _ => 0 };
         var frame = new byte[HeaderSize + target + payload.Length];
         frame[0] = Version;
         frame[1] = (byte)kind;
         node.TryWriteBytes(frame.AsSpan(2, 16));
         var at = HeaderSize;
-        if (kind is FrameKind.Session or FrameKind.Node)
+        if (kind is FrameKind.Session or FrameKind.Node or FrameKind.NodeControl)
         {
             session.TryWriteBytes(frame.AsSpan(at, 16));
             at += 16;
@@ -86,6 +90,7 @@ internal static class BackplaneFrame
                 break;
             case FrameKind.Session:
             case FrameKind.Node:
+            case FrameKind.NodeControl:
                 if (rest.Length < 16) return false;
                 session = new Guid(rest.Slice(0, 16));
                 rest = rest.Slice(16);

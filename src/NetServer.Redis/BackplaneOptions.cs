@@ -13,6 +13,19 @@ public sealed class BackplaneOptions
     /// <summary>How often the presence key is renewed; must be well under <see cref="PresenceTtl"/>. Default 3 s.</summary>
     public TimeSpan PresenceRefresh { get; set; } = TimeSpan.FromSeconds(3);
 
-    /// <summary>Publishes in flight at most; a send beyond it is dropped and counted. Default 10,000.</summary>
+    /// <summary>
+    /// Publishes in flight at most; a send beyond it is dropped and counted (<see cref="RedisBackplane.Dropped"/>).
+    /// A relay node's heartbeats and registry messages (<see cref="RedisRelayBackplane"/>) have a small reserve
+    /// of their own above it, so that its peers' traffic cannot hold them back. Default 10,000.
+    /// </summary>
     public int MaxPendingPublishes { get; set; } = 10_000;
+
+    /// <summary>
+    /// Frames from other nodes that may wait to be handled on this node at most (all channels together).
+    /// A frame beyond it is dropped unhandled and counted (<see cref="RedisBackplane.ReceiveDropped"/>): a node
+    /// slower than the others publish loses messages, as one that is disconnected does, instead of holding
+    /// them without bound. A relay node's heartbeats and registry messages have a reserve of their own above
+    /// it. Default 10,000; at least 1.
+    /// </summary>
+    public int MaxReceiveBacklog { get; set; } = 10_000;
 }

@@ -30,6 +30,8 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     {
         _local = local ?? throw new ArgumentNullException(nameof(local));
         _options = options ?? new BackplaneOptions();
+        if (_options.MaxReceiveBacklog < 1)
+            throw new ArgumentOutOfRangeException(nameof(options), _options.MaxReceiveBacklog, "BackplaneOptions.MaxReceiveBacklog must be at least 1.");
         _allChannel = RedisChannel.Literal(_options.Prefix + ":all");
         _groupChannel = RedisChannel.Literal(_options.Prefix + ":group");
         _sessionChannel = RedisChannel.Literal(_options.Prefix + ":session");
@@ -82,7 +84,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         await SubscribeInOrderAsync(subscriber, _groupChannel, OnFrame).ConfigureAwait(false);
         await SubscribeInOrderAsync(subscriber, _sessionChannel, OnFrame).ConfigureAwait(false);
         if (NodeFrameReceived is not null)
-            await SubscribeInOrderAsync(subscriber, NodeChannel, OnNodeFrame).ConfigureAwait(false);
+            await SubscribeInOrderAsync(subscriber, NodeChannel, OnNodeFrame, IsForThisNode, OnNodeFrameDropped).ConfigureAwait(false);
         await RefreshPresenceAsync().ConfigureAwait(false);
         _presenceTimer = new Timer(_ => _ = RefreshPresenceAsync(), null, _options.PresenceRefresh, _options.PresenceRefresh);
         BackplaneTelemetry.Add(this);
@@ -141,11 +143,15 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     {
         var redis = _redis ?? throw new InvalidOperationException("The backplane is not started.");
         var frame = BackplaneFrame.Write(kind, NodeId, session, group, message); // before the count: a refused frame must not hold a slot
-        if (Interlocked.Increment(ref _pending) > _options.MaxPendingPublishes)
+
+        // One count, two ceilings: sends stop at MaxPendingPublishes, so the reserve above it is
+        // always free for a relay's upkeep, whatever its peers send.
+        var limit = kind == FrameKind.NodeControl ? (long)_options.MaxPendingPublishes + ControlPublishReserve : _options.MaxPendingPublishes;
+        if (Interlocked.Increment(ref _pending) > limit)
         {
             Interlocked.Decrement(ref _pending);
             Interlocked.Increment(ref _dropped);
-            Report(new BackplaneUnavailableException($"Dropped: {_options.MaxPendingPublishes} publishes already in flight."));
+            Report(new BackplaneUnavailableException($"Dropped: {limit} publishes already in flight."));
             return Task.FromResult(false);
         }
         return PublishFrameAsync(redis, channel, frame);
@@ -170,28 +176,6 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         {
             Interlocked.Decrement(ref _pending);
         }
-    }
-
-    /// <summary>
-    /// Reads <paramref name="channel"/> through its own queue, one message after another: the
-    /// handler form of Subscribe may run a channel's messages concurrently, which would lose the
-    /// order per sender that docs/scale-out.md promises.
-    /// </summary>
-    private static async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel, Action<RedisValue> handle)
-    {
-        var queue = await subscriber.SubscribeAsync(channel).ConfigureAwait(false);
-        queue.OnMessage(message =>
-        {
-            try
-            {
-                handle(message.Message);
-            }
-            catch (Exception e)
-            {
-                // A local delivery that threw: traced, and the channel's next messages still come.
-                System.Diagnostics.Trace.TraceError("NetServer.Redis: delivering a message from another node failed: {0}", e);
-            }
-        });
     }
 
     private void OnFrame(RedisValue value)

@@ -26,7 +26,7 @@ public sealed class RedisRelayBackplane : IRelayBackplane, IAsyncDisposable
     /// <summary>A backplane for one relay node; <paramref name="options"/> as for <see cref="RedisBackplane"/> (its prefix names the cluster).</summary>
     public RedisRelayBackplane(BackplaneOptions? options = null)
     {
-        Backplane = new RedisBackplane(NoSessions.Instance, options) { NodeFrameReceived = OnFrame };
+        Backplane = new RedisBackplane(NoSessions.Instance, options) { NodeFrameReceived = OnFrame, NodeFrameDropped = OnDropped };
     }
 
     /// <summary>The backplane under it: its counters (<see cref="RedisBackplane.Published"/>, <see cref="RedisBackplane.PublishFailures"/>, <see cref="RedisBackplane.Dropped"/>) and <see cref="RedisBackplane.PublishFailed"/>.</summary>
@@ -53,12 +53,15 @@ public sealed class RedisRelayBackplane : IRelayBackplane, IAsyncDisposable
     public void Detach(IRelayNodeReceiver receiver) => Interlocked.CompareExchange(ref _receiver, null, receiver);
 
     /// <inheritdoc />
-    public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message) => Backplane.PublishToNodeAsync(node, message.Span);
+    public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic) =>
+        Backplane.PublishToNodeAsync(node, message.Span, traffic == RelayNodeTraffic.Control);
 
     /// <summary>Closes the Redis connection (the relay's Stop, before it, tells the other nodes it leaves).</summary>
     public ValueTask DisposeAsync() => Backplane.DisposeAsync();
 
     private void OnFrame(Guid node, ReadOnlySpan<byte> payload) => Volatile.Read(ref _receiver)?.OnNodeMessage(node, payload);
+
+    private void OnDropped(Guid node, ReadOnlySpan<byte> payload) => Volatile.Read(ref _receiver)?.OnNodeMessageDropped(node, payload);
 
     /// <summary>A relay node's backplane carries no session or group sends.</summary>
     private sealed class NoSessions : ILocalDelivery

@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using NetServer.P2P.Internal;
 using NetServer.P2P.Wire;
 using NetServer.Protobuf;
 
@@ -32,7 +33,7 @@ internal sealed partial class RelayCluster
         }
 
         var total = ClusterMessage.EnvelopeHeaderSize + length;
-        published = TryPublish(node, message.AsMemory(0, total));
+        published = TryPublish(node, message.AsMemory(0, total), RelayNodeTraffic.Peer);
         return total;
     }
 
@@ -46,11 +47,32 @@ internal sealed partial class RelayCluster
             return;
         }
 
-        // A room's members here, if it has any (its sender's node checked the sender is a member).
+        // This node's limit, not the sender's node's: a node configured with a larger one (or a
+        // frame forged on the backplane) must not hand a local peer more than a local route could.
+        if (envelope.Length > EnvelopeRewriter.MaxRewrittenLength(_relay.Limits.MaxMessageSize))
+        {
+            System.Threading.Interlocked.Increment(ref _oversized);
+            if (toRoom || to == RelayAddresses.Everyone)
+                _relay.CountRefusal(RelayStatus.MessageTooLarge);
+            else
+                StatusBack(node, from, RelayStatus.MessageTooLarge, in parsed, $"The envelope is {envelope.Length} bytes; the relay node of peer {to} takes at most {_relay.Limits.MaxMessageSize}.");
+            return;
+        }
+
+        // A room's members here, if it has any (its sender's node checked the sender is a member),
+        // charged here once per member at this node's rates, as a local member's message would be.
         if (toRoom)
         {
-            if (!IsCorrelated(in parsed) && _relay.FindRoom(to) is { } room)
-                RelaySession.DeliverFromNode(sender, room.Members, envelope);
+            if (IsCorrelated(in parsed) || _relay.FindRoom(to) is not { } room || room.Members is not { Length: > 0 } members)
+                return;
+            if (sender.TryChargeRoom(members.Length, envelope.Length, Milliseconds.Now))
+                RelaySession.DeliverFromNode(sender, members, envelope);
+            else
+            {
+                System.Threading.Interlocked.Increment(ref _roomRateLimited);
+                _relay.CountRefusal(RelayStatus.RateLimited);
+            }
+
             return;
         }
 
@@ -77,6 +99,22 @@ internal sealed partial class RelayCluster
         var status = RelaySession.DeliverFromNode(sender, target, envelope);
         if (status != RelayStatus.Ok)
             StatusBack(node, from, status, in parsed, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
+    }
+
+    /// <summary>
+    /// The backplane dropped an envelope for this node unhandled (this node is behind): the sender
+    /// of one to a single peer is told at once, so that its request fails rather than times out.
+    /// Messages to everyone or to a room are lost silently (at most once), as the cluster's other
+    /// losses are. Runs beside <see cref="OnNodeMessage"/>: it reads only the message and concurrent maps.
+    /// </summary>
+    public void OnNodeMessageDropped(Guid node, ReadOnlySpan<byte> message)
+    {
+        if (!ClusterMessage.TryReadKind(message, out var kind) || kind != ClusterKind.Envelope
+            || !ClusterMessage.TryReadEnvelope(message, out var from, out var to, out var envelope) || to == RelayAddresses.Everyone
+            || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node
+            || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to)
+            return;
+        StatusBack(node, from, RelayStatus.NodeUnavailable, in parsed, $"The relay node of peer {to} is overloaded and dropped the message.");
     }
 
     /// <summary>A request or a reply: for one peer, never fanned out to a room or to everyone (the sender's node refused it already).</summary>
@@ -106,6 +144,6 @@ internal sealed partial class RelayCluster
     {
         _relay.CountRefusal(status);
         var requestId = message.IsRequest ? message.RequestId : 0;
-        Publish(node, ClusterMessage.Status(sender, status, requestId, message.Id, message.To, detail));
+        Publish(node, ClusterMessage.Status(sender, status, requestId, message.Id, message.To, detail), RelayNodeTraffic.Peer);
     }
 }

@@ -15,7 +15,9 @@ namespace NetServer.P2P.Server;
 /// or a seq it does not have, asks for the whole list (State), so a lost message (Redis restarted,
 /// a resubscription) is repaired within a heartbeat. A node silent for the node timeout is taken
 /// for dead and its peers leave. Registry work runs under the relay's view lock, so the deltas the
-/// local peers get stay in version order.
+/// local peers get stay in version order. All of this is published as
+/// <see cref="RelayNodeTraffic.Control"/>, which the backplane never refuses for the peers' sake;
+/// envelopes and the refusals they cause are <see cref="RelayNodeTraffic.Peer"/>.
 /// </summary>
 internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 {
@@ -30,6 +32,8 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     private static readonly Task<bool> s_notPublished = Task.FromResult(false);
 
     private long _ignored;
+    private long _oversized;
+    private long _roomRateLimited;
     private long _publishFailures;
 
     public RelayCluster(RelayServer relay, IRelayBackplane backplane, RelayServerOptions limits)
@@ -47,6 +51,12 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     /// <summary>Messages from other nodes that were malformed, or named a sender their node does not have (dropped).</summary>
     public long Ignored => Interlocked.Read(ref _ignored);
+
+    /// <summary>Envelopes from other nodes longer than this node's <see cref="RelayServerOptions.MaxMessageSize"/> (dropped; a peer's sender is told <see cref="RelayStatus.MessageTooLarge"/>).</summary>
+    public long Oversized => Interlocked.Read(ref _oversized);
+
+    /// <summary>Room messages from peers of other nodes not delivered here: over the sender's rate at this node, charged per member here.</summary>
+    public long RoomRateLimited => Interlocked.Read(ref _roomRateLimited);
 
     /// <summary>Publishes the backplane refused by throwing (it is stopped or disposed).</summary>
     public long PublishFailures => Interlocked.Read(ref _publishFailures);
@@ -233,7 +243,7 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     private void AddLocked(RemoteNode entry, RelayPeer peer)
     {
-        var state = new RemotePeerState(peer, entry.Id);
+        var state = new RemotePeerState(peer, entry.Id, _relay.Limits, Milliseconds.Now);
         if (_relay.AddRemoteLocked(state))
             entry.Peers[peer.Id] = state;
         else
@@ -284,17 +294,17 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     }
 
     /// <summary>Registry messages are not awaited: one lost is repaired by the next heartbeat's comparison.</summary>
-    private void Publish(Guid node, byte[] message) => _ = TryPublish(node, message);
+    private void Publish(Guid node, byte[] message, RelayNodeTraffic traffic = RelayNodeTraffic.Control) => _ = TryPublish(node, message, traffic);
 
     /// <summary>
     /// Publishes through the backplane; a backplane that throws instead of returning false (stopped,
     /// disposed) fails this message only: it must not take the heartbeat or a peer's receive hook down.
     /// </summary>
-    private Task<bool> TryPublish(Guid node, ReadOnlyMemory<byte> message)
+    private Task<bool> TryPublish(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic)
     {
         try
         {
-            return _backplane.PublishAsync(node, message);
+            return _backplane.PublishAsync(node, message, traffic);
         }
         catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
         {

@@ -14,8 +14,7 @@ namespace NetServer.P2P.Server;
 /// </summary>
 internal sealed class RelayPeerState : IRequestTarget
 {
-    private TokenBucket _messages;
-    private TokenBucket _bytes;
+    private PeerRate _rate;
     private long _messagesReceived;
     private long _messagesRelayed;
     private long _bytesRelayed;
@@ -31,8 +30,7 @@ internal sealed class RelayPeerState : IRequestTarget
         Info = new RelayPeer(id, name);
         Address = address;
         FromField = EnvelopeRewriter.FromFieldOf(id);
-        _messages = new TokenBucket(limits.PeerMessageRate, now);
-        _bytes = new TokenBucket(limits.PeerByteRate, now);
+        _rate = new PeerRate(limits, now);
         UdpBucket = new TokenBucket(limits.PeerMessageRate, now);
         UdpByteBucket = new TokenBucket(limits.PeerByteRate, now);
         var lifetime = limits.RequestLifetime == Timeout.InfiniteTimeSpan ? -1 : (long)limits.RequestLifetime.TotalMilliseconds;
@@ -113,13 +111,5 @@ internal sealed class RelayPeerState : IRequestTarget
     public void CountRefused() => Volatile.Write(ref _refused, _refused + 1);
 
     /// <summary>Charges <paramref name="copies"/> messages of <paramref name="envelopeBytes"/> each to the buckets; false (nothing taken) when either is short.</summary>
-    public bool TryCharge(long copies, long envelopeBytes, long now)
-    {
-        if (!_messages.TryTake(copies, now))
-            return false;
-        if (_bytes.TryTake(copies * envelopeBytes, now))
-            return true;
-        _messages.Refund(copies);
-        return false;
-    }
+    public bool TryCharge(long copies, long envelopeBytes, long now) => _rate.TryCharge(copies, envelopeBytes, now);
 }

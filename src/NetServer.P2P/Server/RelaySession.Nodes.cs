@@ -70,7 +70,11 @@ internal sealed partial class RelaySession
         _ = FailUnpublishedAsync(published, peer, 0, message.Id, message.To);
     }
 
-    /// <summary>The other nodes' part of a message to a room (the same id on every node): one publish, charged once (this node does not know their members).</summary>
+    /// <summary>
+    /// The other nodes' part of a message to a room (the same id on every node): one publish,
+    /// charged once here (this node does not know their members); each node charges it again once
+    /// per member of its own, at its rates (RelayCluster.Routing.cs).
+    /// </summary>
     private void RoomToNodes(RelayPeerState peer, in ProtoMessage message)
     {
         var cluster = _relay.Cluster;

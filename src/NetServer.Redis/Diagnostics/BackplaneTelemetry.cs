@@ -41,6 +41,9 @@ internal static class BackplaneTelemetry
     private static readonly ObservableCounter<long> s_dropped = Meter.CreateObservableCounter(
         "netserver.backplane.dropped", () => Observe(n => n.Dropped, null), "{message}", "Sends not published because BackplaneOptions.MaxPendingPublishes publishes were in flight.");
 
+    private static readonly ObservableCounter<long> s_receiveDropped = Meter.CreateObservableCounter(
+        "netserver.backplane.receive_dropped", () => Observe(n => n.ReceiveDropped, null), "{message}", "Frames from other nodes dropped unhandled because BackplaneOptions.MaxReceiveBacklog frames were waiting on this node.");
+
     private static readonly ObservableUpDownCounter<long> s_pending = Meter.CreateObservableUpDownCounter(
         "netserver.backplane.pending_publishes", () => Observe(n => n.PendingPublishes, null), "{message}", "Publishes sent to Redis and not yet acknowledged.");
 
@@ -56,6 +59,7 @@ internal static class BackplaneTelemetry
         _ = s_sent;
         _ = s_consumed;
         _ = s_dropped;
+        _ = s_receiveDropped;
         _ = s_pending;
         lock (s_lock)
         {

@@ -48,11 +48,13 @@ internal sealed class RelayNodes : IAsyncDisposable
     /// <summary>
     /// Starts one more relay node on the cluster; returns its index. <paramref name="wrap"/> puts a
     /// test's backplane around the Redis one (the relay uses what it returns); <paramref name="configure"/>
-    /// changes the relay's options.
+    /// changes the relay's options, <paramref name="bounds"/> the backplane's.
     /// </summary>
-    public async Task<int> AddNodeAsync(Func<IRelayBackplane, IRelayBackplane>? wrap = null, Action<RelayServerOptions>? configure = null)
+    public async Task<int> AddNodeAsync(Func<IRelayBackplane, IRelayBackplane>? wrap = null, Action<RelayServerOptions>? configure = null, Action<BackplaneOptions>? bounds = null)
     {
-        var backplane = new RedisRelayBackplane(new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) });
+        var options = new BackplaneOptions { Prefix = "relays", PresenceTtl = TimeSpan.FromSeconds(2), PresenceRefresh = TimeSpan.FromMilliseconds(500) };
+        bounds?.Invoke(options);
+        var backplane = new RedisRelayBackplane(options);
         _backplanes.Add(backplane);
         await backplane.StartAsync(Redis.Configuration);
         return AddRelay(wrap is null ? backplane : wrap(backplane), configure);

@@ -74,7 +74,7 @@ public sealed class RelayNodesEdgeTests
 
         public void Detach(IRelayNodeReceiver receiver) => inner.Detach(receiver);
 
-        public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message)
+        public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic)
         {
             if (ClusterMessage.TryReadKind(message.Span, out var kind) && kind == ClusterKind.Bye)
             {
@@ -82,7 +82,7 @@ public sealed class RelayNodesEdgeTests
                 return Task.FromResult(true);
             }
 
-            return inner.PublishAsync(node, message);
+            return inner.PublishAsync(node, message, traffic);
         }
     }
 }

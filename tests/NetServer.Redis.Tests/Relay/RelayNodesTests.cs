@@ -114,7 +114,7 @@ public sealed class RelayNodesTests(ITestOutputHelper output)
         var message = new byte[ClusterMessage.EnvelopeHeaderSize + forged.Length];
         ClusterMessage.WriteEnvelopeHeader(message, carol.PeerId, bob.PeerId);
         forged.CopyTo(message.AsSpan(ClusterMessage.EnvelopeHeaderSize));
-        Assert.True(await rogue.PublishAsync(nodes.Backplanes[1].NodeId, message));
+        Assert.True(await rogue.PublishAsync(nodes.Backplanes[1].NodeId, message, RelayNodeTraffic.Peer));
         await Wait.UntilAsync(() => nodes.Relays[1].Cluster!.Ignored >= 1, () => "node 1 to drop the forged envelope");
 
         // The real carol still reaches bob afterwards, stamped as herself.

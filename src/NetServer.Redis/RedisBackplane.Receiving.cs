@@ -1,0 +1,134 @@
+using System;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using StackExchange.Redis;
+
+namespace NetServer.Redis;
+
+// The receiving side. StackExchange.Redis puts each message of a subscribed channel into that
+// channel's ChannelMessageQueue, which has no bound: a node that handles frames slower than the
+// others publish them would hold ever more. So a pump that only counts empties each of those queues
+// at once into a queue of this node's, and the frames are handled from there, one at a time per
+// channel (the order per sender that docs/scale-out.md promises; the handler form of Subscribe may
+// run a channel's messages concurrently). The frames waiting in this node's queues are bounded
+// together: past MaxReceiveBacklog a frame is dropped unhandled and counted, as Redis pub/sub drops
+// what a disconnected node misses (at most once either way). A relay's control frames have
+// ControlReceiveReserve frames more, so that peer traffic cannot make a live node look dead.
+public sealed partial class RedisBackplane
+{
+    /// <summary>Publishes in flight that a relay's control frames (heartbeats, registry, goodbye) may use beyond <see cref="BackplaneOptions.MaxPendingPublishes"/>, which sends and peer traffic cannot touch.</summary>
+    internal const int ControlPublishReserve = 256;
+
+    /// <summary>Control frames that may wait here beyond <see cref="BackplaneOptions.MaxReceiveBacklog"/>.</summary>
+    internal const int ControlReceiveReserve = 1024;
+
+    private long _waiting, _receiveDropped;
+    private int _overflowing;
+
+    /// <summary>
+    /// Frames from other nodes dropped unhandled because <see cref="BackplaneOptions.MaxReceiveBacklog"/>
+    /// frames were already waiting to be handled here (this node is slower than the others publish).
+    /// </summary>
+    public long ReceiveDropped => Interlocked.Read(ref _receiveDropped);
+
+    /// <summary>Frames from other nodes waiting to be handled now (the one being handled included).</summary>
+    internal long ReceiveBacklog => Interlocked.Read(ref _waiting);
+
+    /// <summary>
+    /// Reads <paramref name="channel"/> in order through a bounded queue of this node's. What
+    /// <paramref name="wanted"/> refuses is skipped before it takes a place (frames for another node);
+    /// a frame dropped over the bound is shown to <paramref name="dropped"/>, if given, before it goes.
+    /// </summary>
+    private async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel, Action<RedisValue> handle, Func<RedisValue, bool>? wanted = null, Action<RedisValue>? dropped = null)
+    {
+        var source = await subscriber.SubscribeAsync(channel).ConfigureAwait(false);
+        var waiting = Channel.CreateUnbounded<RedisValue>(new UnboundedChannelOptions { SingleReader = true, SingleWriter = true });
+        _ = PumpAsync(source, waiting.Writer, wanted, dropped);
+        _ = HandleAsync(waiting.Reader, handle);
+    }
+
+    /// <summary>Moves every message of <paramref name="source"/> to <paramref name="waiting"/> as it comes, or drops it over the bound.</summary>
+    private async Task PumpAsync(ChannelMessageQueue source, ChannelWriter<RedisValue> waiting, Func<RedisValue, bool>? wanted, Action<RedisValue>? dropped)
+    {
+        try
+        {
+            while (true)
+            {
+                var message = await source.ReadAsync(CancellationToken.None).ConfigureAwait(false);
+                do
+                {
+                    var frame = message.Message;
+                    if (wanted is not null && !wanted(frame))
+                        continue;
+                    if (Admit(frame))
+                        waiting.TryWrite(frame);
+                    else
+                        dropped?.Invoke(frame);
+                }
+                while (source.TryRead(out message));
+            }
+        }
+        catch (Exception e) when (e is ChannelClosedException or OperationCanceledException or ObjectDisposedException)
+        {
+            // The subscription ended with the connection (the backplane was disposed): nothing more comes.
+        }
+        catch (Exception e)
+        {
+            System.Diagnostics.Trace.TraceError("NetServer.Redis: reading a channel stopped: {0}", e);
+        }
+        finally
+        {
+            waiting.TryComplete();
+        }
+    }
+
+    private async Task HandleAsync(ChannelReader<RedisValue> waiting, Action<RedisValue> handle)
+    {
+        while (await waiting.WaitToReadAsync().ConfigureAwait(false))
+        {
+            while (waiting.TryRead(out var frame))
+            {
+                try
+                {
+                    handle(frame);
+                }
+                catch (Exception e)
+                {
+                    // A local delivery that threw: traced, and the channel's next messages still come.
+                    System.Diagnostics.Trace.TraceError("NetServer.Redis: delivering a message from another node failed: {0}", e);
+                }
+                finally
+                {
+                    Interlocked.Decrement(ref _waiting); // after the handler: the frame's bytes are held until then
+                }
+            }
+        }
+    }
+
+    /// <summary>Takes a frame into the backlog, or counts it dropped (traced once per overflow, not once per frame).</summary>
+    private bool Admit(RedisValue frame)
+    {
+        long limit = _options.MaxReceiveBacklog;
+        if (IsControl(frame))
+            limit += ControlReceiveReserve;
+        if (Interlocked.Increment(ref _waiting) <= limit)
+        {
+            if (Volatile.Read(ref _overflowing) != 0)
+                Volatile.Write(ref _overflowing, 0);
+            return true;
+        }
+
+        Interlocked.Decrement(ref _waiting);
+        Interlocked.Increment(ref _receiveDropped);
+        if (Interlocked.Exchange(ref _overflowing, 1) == 0)
+            System.Diagnostics.Trace.TraceWarning("NetServer.Redis: node {0} drops frames from other nodes: {1} are waiting to be handled (BackplaneOptions.MaxReceiveBacklog).", NodeId, limit);
+        return false;
+    }
+
+    private static bool IsControl(RedisValue frame)
+    {
+        ReadOnlyMemory<byte> bytes = frame;
+        return bytes.Length > 1 && bytes.Span[1] == (byte)FrameKind.NodeControl;
+    }
+}
