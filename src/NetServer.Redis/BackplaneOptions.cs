@@ -28,4 +28,12 @@ public sealed class BackplaneOptions
     /// it. Default 10,000; at least 1.
     /// </summary>
     public int MaxReceiveBacklog { get; set; } = 10_000;
+
+    /// <summary>
+    /// Bytes of frames from other nodes that may wait to be handled on this node at most (all channels
+    /// together), beside <see cref="MaxReceiveBacklog"/>: a frame that would go past it is dropped and
+    /// counted the same way, so large frames cannot hold more memory than this. A relay node's control
+    /// frames have a reserve of their own above it (16 MiB). Default 64 MiB; at least 1.
+    /// </summary>
+    public long MaxReceiveBacklogBytes { get; set; } = 64L << 20;
 }

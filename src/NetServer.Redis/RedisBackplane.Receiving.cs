@@ -23,8 +23,16 @@ public sealed partial class RedisBackplane
     /// <summary>Control frames that may wait here beyond <see cref="BackplaneOptions.MaxReceiveBacklog"/>.</summary>
     internal const int ControlReceiveReserve = 1024;
 
-    private long _waiting, _receiveDropped;
+    /// <summary>Bytes of control frames that may wait here beyond <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/>.</summary>
+    internal const long ControlReceiveReserveBytes = 16L << 20;
+
+    /// <summary>Dropped frames shown to the drop callback per second at most: answering drops is work done when this node is behind already.</summary>
+    private const int DropCallbacksPerSecond = 100;
+
+    private long _waiting, _waitingBytes, _receiveDropped;
     private int _overflowing;
+    private long _dropWindow;
+    private int _dropCallbacks;
 
     /// <summary>
     /// Frames from other nodes dropped unhandled because <see cref="BackplaneOptions.MaxReceiveBacklog"/>
@@ -59,12 +67,21 @@ public sealed partial class RedisBackplane
                 do
                 {
                     var frame = message.Message;
-                    if (wanted is not null && !wanted(frame))
-                        continue;
-                    if (Admit(frame))
-                        waiting.TryWrite(frame);
-                    else
-                        dropped?.Invoke(frame);
+                    try
+                    {
+                        if (wanted is not null && !wanted(frame))
+                            continue;
+                        if (Admit(frame))
+                            waiting.TryWrite(frame);
+                        else if (dropped is not null && DropCallbackAllowed())
+                            dropped(frame);
+                    }
+                    catch (Exception e)
+                    {
+                        // One frame's trouble (a drop callback that threw) must not stop this channel: an
+                        // unread channel would grow the client library's own queue without bound.
+                        System.Diagnostics.Trace.TraceError("NetServer.Redis: a frame from another node could not be taken: {0}", e);
+                    }
                 }
                 while (source.TryRead(out message));
             }
@@ -100,7 +117,9 @@ public sealed partial class RedisBackplane
                 }
                 finally
                 {
-                    Interlocked.Decrement(ref _waiting); // after the handler: the frame's bytes are held until then
+                    // After the handler: the frame's bytes are held until then.
+                    Interlocked.Add(ref _waitingBytes, -((ReadOnlyMemory<byte>)frame).Length);
+                    Interlocked.Decrement(ref _waiting);
                 }
             }
         }
@@ -110,20 +129,42 @@ public sealed partial class RedisBackplane
     private bool Admit(RedisValue frame)
     {
         long limit = _options.MaxReceiveBacklog;
+        var byteLimit = _options.MaxReceiveBacklogBytes;
         if (IsControl(frame))
+        {
             limit += ControlReceiveReserve;
-        if (Interlocked.Increment(ref _waiting) <= limit)
+            byteLimit += ControlReceiveReserveBytes;
+        }
+
+        long length = ((ReadOnlyMemory<byte>)frame).Length;
+        var count = Interlocked.Increment(ref _waiting);
+        var bytes = Interlocked.Add(ref _waitingBytes, length);
+        if (count <= limit && bytes <= byteLimit)
         {
             if (Volatile.Read(ref _overflowing) != 0)
                 Volatile.Write(ref _overflowing, 0);
             return true;
         }
 
+        Interlocked.Add(ref _waitingBytes, -length);
         Interlocked.Decrement(ref _waiting);
         Interlocked.Increment(ref _receiveDropped);
         if (Interlocked.Exchange(ref _overflowing, 1) == 0)
             System.Diagnostics.Trace.TraceWarning("NetServer.Redis: node {0} drops frames from other nodes: {1} are waiting to be handled (BackplaneOptions.MaxReceiveBacklog).", NodeId, limit);
         return false;
+    }
+
+    /// <summary>Whether a dropped frame may be shown to its drop callback now (at most <see cref="DropCallbacksPerSecond"/> a second; the pump is the only caller).</summary>
+    private bool DropCallbackAllowed()
+    {
+        var second = Environment.TickCount64 / 1000;
+        if (second != _dropWindow)
+        {
+            _dropWindow = second;
+            _dropCallbacks = 0;
+        }
+
+        return ++_dropCallbacks <= DropCallbacksPerSecond;
     }
 
     private static bool IsControl(RedisValue frame)

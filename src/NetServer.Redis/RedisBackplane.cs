@@ -32,6 +32,8 @@ public sealed partial class RedisBackplane : IAsyncDisposable
         _options = options ?? new BackplaneOptions();
         if (_options.MaxReceiveBacklog < 1)
             throw new ArgumentOutOfRangeException(nameof(options), _options.MaxReceiveBacklog, "BackplaneOptions.MaxReceiveBacklog must be at least 1.");
+        if (_options.MaxReceiveBacklogBytes < 1)
+            throw new ArgumentOutOfRangeException(nameof(options), _options.MaxReceiveBacklogBytes, "BackplaneOptions.MaxReceiveBacklogBytes must be at least 1.");
         _allChannel = RedisChannel.Literal(_options.Prefix + ":all");
         _groupChannel = RedisChannel.Literal(_options.Prefix + ":group");
         _sessionChannel = RedisChannel.Literal(_options.Prefix + ":session");
@@ -91,27 +93,18 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     }
 
     /// <summary>
-    /// Without AbortOnConnectFail, ConnectAsync may return before the first connection is up (a
-    /// slow first attempt, retried in the background), and a fail-fast SUBSCRIBE would then fail at
-    /// once. Waits for it, at most <paramref name="timeout"/>; the SUBSCRIBE after it reports a Redis
-    /// that is really down.
+    /// Without AbortOnConnectFail, ConnectAsync may return before the connections are up (a slow
+    /// first attempt, retried in the background), and a fail-fast SUBSCRIBE would then fail at once
+    /// ("No connection is active"). The subscription connection is a second one that can come up
+    /// after the first, so both are waited for, at most <paramref name="timeout"/> (looked at every
+    /// 50 ms: a start-up wait, not a hot path); the SUBSCRIBE after it reports a Redis that is really down.
     /// </summary>
-    private static async Task WaitForConnectionAsync(ConnectionMultiplexer redis, TimeSpan timeout)
+    private async Task WaitForConnectionAsync(ConnectionMultiplexer redis, TimeSpan timeout)
     {
-        if (redis.IsConnected)
-            return;
-        var restored = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-        void OnRestored(object? sender, ConnectionFailedEventArgs e) => restored.TrySetResult(true);
-        redis.ConnectionRestored += OnRestored;
-        try
-        {
-            if (!redis.IsConnected)
-                await Task.WhenAny(restored.Task, Task.Delay(timeout)).ConfigureAwait(false);
-        }
-        finally
-        {
-            redis.ConnectionRestored -= OnRestored;
-        }
+        var subscriber = redis.GetSubscriber();
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        while (!(redis.IsConnected && subscriber.IsConnected(_allChannel)) && System.Diagnostics.Stopwatch.GetElapsedTime(started) < timeout)
+            await Task.Delay(50).ConfigureAwait(false);
     }
 
     /// <summary>Sends to every session of every node.</summary>

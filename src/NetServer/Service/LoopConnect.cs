@@ -18,6 +18,9 @@ internal sealed class LoopConnect : IPollOwner
 
     private LoopConnect(IoLoop loop) => _loop = loop;
 
+    /// <summary>The loop whose poller waits for the connect (the connection is then pinned to it).</summary>
+    public IoLoop Loop => _loop;
+
     /// <summary>A connect through <paramref name="loop"/> when it can take one to <paramref name="endpoint"/> (an IP endpoint, a loop that polls sockets); else null.</summary>
     public static LoopConnect? TryCreate(IoLoop loop, EndPoint endpoint) =>
         endpoint.AddressFamily is AddressFamily.InterNetwork or AddressFamily.InterNetworkV6 && loop.PollsSockets ? new LoopConnect(loop) : null;

@@ -189,7 +189,7 @@ public abstract class StreamClient : StreamConnection
             if (!result.IsSuccess)
                 throw new SocketException((int)result.Error);
             ConfigureSocket(socket, connected: true);
-            connection = Publish(socket, reads: true);
+            connection = Publish(socket, reads: true, loopConnect?.Loop); // pinned where it connected: one loop pick per connection
         }
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
@@ -225,7 +225,7 @@ public abstract class StreamClient : StreamConnection
     /// the attempt) or the connection (and closes it), never neither.
     /// </summary>
     /// <exception cref="ObjectDisposedException">A Disconnect abandoned the attempt meanwhile.</exception>
-    private Connection Publish(Socket socket, bool reads)
+    private Connection Publish(Socket socket, bool reads, IoLoop? loop = null)
     {
         lock (_connectLock)
         {
@@ -233,7 +233,7 @@ public abstract class StreamClient : StreamConnection
                 throw new ObjectDisposedException(nameof(Socket), "The connect was abandoned by Disconnect.");
             _connectingSocket = null;
             _loopConnect = null;
-            return Attach(socket, BufferPool, reads);
+            return Attach(socket, BufferPool, reads, loop);
         }
     }
 

@@ -313,9 +313,10 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
     /// <summary>
     /// Starts a new connection on a connected socket. It is created held: the caller raises the
     /// connect hooks, then calls <see cref="Connection.Release"/>. <paramref name="reads"/> says
-    /// whether the caller will start the receive loop.
+    /// whether the caller will start the receive loop; <paramref name="loop"/>, the loop to pin it
+    /// to when the service's next one is not wanted (the loop a client connected through).
     /// </summary>
-    internal Connection Attach(Socket socket, BufferPool pool, bool reads)
+    internal Connection Attach(Socket socket, BufferPool pool, bool reads, IoLoop? loop = null)
     {
         Volatile.Write(ref _bytesSent, 0);
         Volatile.Write(ref _bytesReceived, 0);
@@ -326,7 +327,7 @@ public abstract partial class StreamConnection : IDisposable, IAsyncDisposable
         // handshake is over; on a thread of the service's loops that handshake would wait for the
         // loop this thread is: such a connection keeps the default transport.
         if (LoopService is { } service && (layer is null || reads || service.CurrentLoop is null))
-            connection.PinTo(service.NextLoop(), HooksOnLoop);
+            connection.PinTo(loop ?? service.NextLoop(), HooksOnLoop);
         Socket = socket;
         Volatile.Write(ref _connection, connection);
         if (Listener is not null)

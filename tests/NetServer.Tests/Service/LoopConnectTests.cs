@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
@@ -86,6 +87,33 @@ public sealed class LoopConnectTests
             Assert.All(threads, name => Assert.Equal($"NetServer loop {client.Loop!.Index}", name));
         Assert.True(client.Disconnect());
         Assert.Equal(DisconnectReason.LocalDisconnect, await probe.DisconnectedSignal.Task.WaitAsync(s_timeout));
+    }
+
+    [Net10Fact("the loops poll sockets in the net10.0 build only")]
+    public async Task Clients_connected_one_after_another_spread_over_the_loops()
+    {
+        using var service = new IoService(2);
+        Assert.True(service.Start());
+        await using var harness = new ServerHarness(TransportKind.Tcp);
+        Assert.True(harness.Start());
+        var clients = new List<ProbeTcpClient>();
+        try
+        {
+            for (var i = 0; i < 4; i++)
+            {
+                var client = new ProbeTcpClient((IPEndPoint)harness.Endpoint, new Probe()) { Service = service };
+                clients.Add(client);
+                Assert.True(await client.ConnectAsync(CancellationToken.None).WaitAsync(s_timeout));
+            }
+
+            // One loop pick per connection: the loop the connect waited on is the one it is pinned to.
+            Assert.Equal(2, clients.Select(client => client.Loop!.Index).Distinct().Count());
+        }
+        finally
+        {
+            foreach (var client in clients)
+                client.Dispose();
+        }
     }
 
     [Fact]
