@@ -111,6 +111,13 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
         set => _host.OptionNoDelay = value;
     }
 
+    /// <summary>Accept IPv4 connections on an IPv6 listener (a TCP or TLS server on an IPv6 address such as [::]; no effect otherwise). Set it before <see cref="Start"/>.</summary>
+    public bool OptionDualMode
+    {
+        get => _host.OptionDualMode;
+        set => _host.OptionDualMode = value;
+    }
+
     /// <summary>The sessions connected now.</summary>
     public IEnumerable<MessageSession> Sessions
     {

@@ -44,6 +44,9 @@ internal interface IProtocolHost : IDisposable
     /// <summary>TCP_NODELAY on accepted connections (TCP and TLS; a Unix socket has no Nagle delay).</summary>
     bool OptionNoDelay { get; set; }
 
+    /// <summary>IPv4 connections on an IPv6 listener (TCP and TLS on an IPv6 address; nothing on a Unix socket).</summary>
+    bool OptionDualMode { get; set; }
+
     StreamSession? Find(Guid id);
 
     IEnumerable<StreamSession> All { get; }
