@@ -32,6 +32,15 @@ public partial class RelayClient
     private int _punchSessions;
     private Timer? _keepaliveTimer;
 
+    private enum PunchTry
+    {
+        Direct,
+        Failed,
+
+        /// <summary>The peer offered no candidate this socket can send to (the other address family): no try can succeed.</summary>
+        Hopeless,
+    }
+
     /// <summary>How often a direct path is kept alive (default 1 s); a path silent for 4 times this falls back to the relay (<see cref="OnPathChanged"/>).</summary>
     public TimeSpan KeepaliveInterval { get; set; } = TimeSpan.FromSeconds(1);
 
@@ -74,11 +83,15 @@ public partial class RelayClient
             for (var tryNumber = 0; tryNumber < MaxPunchTries && started.Elapsed < timeout; tryNumber++)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                if (await TryPunchAsync(pair, started, timeout, cancellationToken).ConfigureAwait(false))
+                var outcome = await TryPunchAsync(pair, started, timeout, cancellationToken).ConfigureAwait(false);
+                if (outcome == PunchTry.Direct)
                 {
                     pair.CountPunchSuccess();
                     return RelayPath.Direct;
                 }
+
+                if (outcome == PunchTry.Hopeless)
+                    break;
             }
 
             return RelayPath.Relayed;
@@ -104,7 +117,7 @@ public partial class RelayClient
         return left > TimeSpan.Zero ? left : TimeSpan.Zero;
     }
 
-    private async Task<bool> TryPunchAsync(PeerUdp pair, Stopwatch started, TimeSpan timeout, CancellationToken cancellationToken)
+    private async Task<PunchTry> TryPunchAsync(PeerUdp pair, Stopwatch started, TimeSpan timeout, CancellationToken cancellationToken)
     {
         var tryLength = Remaining(started, timeout) < s_tryLength ? Remaining(started, timeout) : s_tryLength;
         var asked = Stopwatch.StartNew();
@@ -115,15 +128,18 @@ public partial class RelayClient
         }
         catch (Exception e) when (e is RelayException or TimeoutException or IOException or InvalidDataException)
         {
-            return false;
+            return PunchTry.Failed;
         }
 
-        if (answer.Refused)
-            return false;
+        if (answer.Refused || _udp is not { } udp)
+            return PunchTry.Failed;
+        var candidates = Candidates(answer, udp);
+        if (candidates.Count == 0)
+            return PunchTry.Hopeless;
 
         // The answer took a round trip; the peer started punching when it sent it, half of one ago.
         var halfTrip = TimeSpan.FromTicks(asked.Elapsed.Ticks / 2);
-        var punch = StartPunch(pair, Candidates(answer, _udp?.RelayIsLoopback ?? false));
+        var punch = StartPunch(pair, candidates);
         try
         {
             await Task.Delay(halfTrip, cancellationToken).ConfigureAwait(false);
@@ -131,11 +147,11 @@ public partial class RelayClient
             var acknowledged = await TaskWaits.WaitAsync(punch.Acknowledged.Task, Remaining(started, timeout) < tryLength ? Remaining(started, timeout) : tryLength, cancellationToken).ConfigureAwait(false);
             GoDirect(pair, acknowledged);
             Send(pair.PeerId, new MessageEnvelope(RelayKinds.PeerPunchNominate));
-            return true;
+            return PunchTry.Direct;
         }
         catch (TimeoutException)
         {
-            return false;
+            return PunchTry.Failed;
         }
         finally
         {
@@ -170,14 +186,14 @@ public partial class RelayClient
             return true;
         }
 
-        if (!_pairs.TryGetValue(from, out var pair) || _udp is not { IsBound: true } || !TryAdmitPunchRequest(from))
+        if (!_pairs.TryGetValue(from, out var pair) || _udp is not { IsBound: true } udp || !TryAdmitPunchRequest(from))
         {
             _connection.Reply(in message, new PunchOfferMessage { Refused = true });
             return true;
         }
 
         _connection.Reply(in message, Offer());
-        var punch = StartPunch(pair, Candidates(offer, _udp?.RelayIsLoopback ?? false));
+        var punch = StartPunch(pair, Candidates(offer, udp));
         _ = SprayAsync(pair, punch, s_tryLength).ContinueWith(_ => Interlocked.Decrement(ref _punchSessions), TaskScheduler.Default);
         return true;
     }
@@ -317,8 +333,7 @@ public partial class RelayClient
         if (_udp is not { } udp)
             return offer;
         var port = udp.LocalEndpoint.Port;
-        var loopback = Endpoint is IPEndPoint { Address: var relayAddress } && IPAddress.IsLoopback(relayAddress);
-        foreach (var address in LocalAddresses(udp.LocalEndpoint.AddressFamily, loopback))
+        foreach (var address in LocalAddresses(udp.LocalEndpoint.AddressFamily, udp.RelayIsLoopback))
             offer.Candidates.Add(Encode(new IPEndPoint(address, port)));
         if (udp.ServerReflexive is { } reflexive)
             offer.Candidates.Add(Encode(reflexive));
@@ -351,13 +366,19 @@ public partial class RelayClient
         return bytes.AsSpan(0, UdpFraming.WriteEndpoint(bytes, endpoint)).ToArray();
     }
 
-    private static List<IPEndPoint> Candidates(PunchOfferMessage offer, bool allowLoopback)
+    /// <summary>The peer's candidates <paramref name="udp"/> can punch: of its address family, punchable (loopback only when the relay is), at most 16.</summary>
+    private static List<IPEndPoint> Candidates(PunchOfferMessage offer, UdpChannel udp)
     {
         var list = new List<IPEndPoint>();
         foreach (var bytes in offer.Candidates)
         {
-            if (list.Count < 16 && UdpFraming.TryReadEndpoint(bytes, out var endpoint) && PunchState.IsPunchable(endpoint!, allowLoopback))
-                list.Add(endpoint!);
+            if (list.Count == 16)
+                break;
+            if (!UdpFraming.TryReadEndpoint(bytes, out var read))
+                continue;
+            var endpoint = IpAddresses.Unmap(read!);
+            if (udp.CanSendTo(endpoint) && PunchState.IsPunchable(endpoint, udp.RelayIsLoopback))
+                list.Add(endpoint);
         }
 
         return list;

@@ -170,13 +170,9 @@ public partial class RelayClient : IUdpOwner
             return;
         try
         {
-            var address = Endpoint switch
-            {
-                IPEndPoint ip => ip.Address,
-                DnsEndPoint dns => Dns.GetHostAddresses(dns.Host)[0],
-                _ => null,
-            };
-            if (address is null)
+            // The address the TLS connection reached, not the endpoint resolved again: a host name
+            // (localhost) may resolve to ::1 first and to 127.0.0.1 next, and the relay may listen on one only.
+            if (RelayAddress() is not { } address)
                 return;
             var port = UdpPortOverrideForTests != 0 ? UdpPortOverrideForTests : (int)welcome.UdpPort;
             var session = new SecureUdpSession(secret, UdpFraming.RelayContext(SessionId, PeerId), SecureUdpRole.Initiator, welcome.UdpClientIndex, welcome.UdpRelayIndex);
@@ -185,6 +181,18 @@ public partial class RelayClient : IUdpOwner
         finally
         {
             Array.Clear(secret, 0, secret.Length);
+        }
+    }
+
+    private IPAddress? RelayAddress()
+    {
+        try
+        {
+            return (Internal.IpAddresses.Unmap(_connection.Transport.Socket?.RemoteEndPoint) as IPEndPoint)?.Address;
+        }
+        catch (ObjectDisposedException)
+        {
+            return null; // the connection closed meanwhile
         }
     }
 

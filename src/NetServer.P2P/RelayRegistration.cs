@@ -16,7 +16,7 @@ public sealed class RelayRegistration
     /// <summary>The name the peer asks to be known by (checked already: valid text within the length limit; it may be empty).</summary>
     public string Name { get; }
 
-    /// <summary>Where the connection comes from.</summary>
+    /// <summary>Where the connection comes from (an IPv4 peer of a dual-stack relay as its IPv4 endpoint, not ::ffff:a.b.c.d).</summary>
     public EndPoint? RemoteEndPoint { get; }
 
     /// <summary>The certificate the client presented in the TLS handshake (null unless the server's <see cref="SslContext"/> asks for one).</summary>

@@ -57,9 +57,7 @@ public partial class RelayServer
     {
         registered = null;
         var limits = Limits;
-        var address = (session.RemoteEndPoint as IPEndPoint)?.Address;
-        if (address is { IsIPv4MappedToIPv6: true })
-            address = address.MapToIPv4();
+        var address = (IpAddresses.Unmap(session.RemoteEndPoint) as IPEndPoint)?.Address;
         RelayPeerState peer;
         lock (_viewLock)
         {

@@ -29,7 +29,10 @@ public partial class RelayServer : IDisposable
     private RelayServerOptions _limits;
     private RelayUdp? _udp;
 
-    /// <summary>A relay on <paramref name="address"/>:<paramref name="port"/> (port 0 picks a free port) with the certificate and policy of <paramref name="context"/>.</summary>
+    /// <summary>
+    /// A relay on <paramref name="address"/>:<paramref name="port"/> (port 0 picks a free port) with the certificate and policy of <paramref name="context"/>.
+    /// On <see cref="IPAddress.IPv6Any"/> it is dual-stack: IPv4 and IPv6 peers, TLS and UDP.
+    /// </summary>
     public RelayServer(SslContext context, IPAddress address, int port, RelayServerOptions? options = null)
         : this(context, new IPEndPoint(address, port), options)
     {
@@ -80,6 +83,7 @@ public partial class RelayServer : IDisposable
         _host.OptionMaxMessageSize = limits.MaxMessageSize;
         _host.OptionMaxSessions = limits.MaxConnections;
         _host.OptionNoDelay = true;
+        _host.OptionDualMode = true; // on an IPv6 address (as [::]) IPv4 peers come in too, as they do on the UDP port (RelayUdp)
         StartCluster(limits); // first: a backplane that refuses this relay throws before anything listens
         if (!_host.Start())
         {
@@ -124,12 +128,13 @@ public partial class RelayServer : IDisposable
         return peer is not null;
     }
 
-    /// <summary>The id of the registered peer whose connection comes from <paramref name="remote"/> (as SNL's <c>TryGetClientId</c>).</summary>
+    /// <summary>The id of the registered peer whose connection comes from <paramref name="remote"/> (as SNL's <c>TryGetClientId</c>; an IPv4 peer of a relay on [::] by its IPv4 endpoint).</summary>
     public bool TryGetPeerId(EndPoint remote, out Guid peerId)
     {
+        remote = IpAddresses.Unmap(remote);
         foreach (var peer in PeerArray)
         {
-            if (Equals(peer.Session.RemoteEndPoint, remote))
+            if (Equals(IpAddresses.Unmap(peer.Session.RemoteEndPoint), remote))
             {
                 peerId = peer.Id;
                 return true;
@@ -227,7 +232,7 @@ public partial class RelayServer : IDisposable
         var connection = session.Connection;
         return new RelayPeerStatistics(peer.Info)
         {
-            RemoteEndPoint = session.RemoteEndPoint,
+            RemoteEndPoint = IpAddresses.Unmap(session.RemoteEndPoint),
             MessagesReceived = peer.MessagesReceived,
             MessagesRelayed = peer.MessagesRelayed,
             BytesRelayed = peer.BytesRelayed,

@@ -74,14 +74,16 @@ internal sealed class PunchState
 
     /// <summary>
     /// False for an endpoint no punch should go to: port 0, the unspecified address, multicast,
-    /// broadcast, and loopback unless <paramref name="allowLoopback"/> (the relay itself is on loopback).
+    /// broadcast, IPv6 link-local, and loopback unless <paramref name="allowLoopback"/> (the relay itself is on loopback).
     /// </summary>
     public static bool IsPunchable(IPEndPoint endpoint, bool allowLoopback)
     {
         if (endpoint.Port == 0)
             return false;
-        var address = endpoint.Address.IsIPv4MappedToIPv6 ? endpoint.Address.MapToIPv4() : endpoint.Address;
-        if (address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.Broadcast) || address.Equals(IPAddress.IPv6None) || address.IsIPv6Multicast)
+        var address = Internal.IpAddresses.Unmap(endpoint.Address);
+        // An IPv6 link-local address's zone (which interface) is not on the wire: no socket could send to it.
+        if (address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.Broadcast) || address.Equals(IPAddress.IPv6None)
+            || address.IsIPv6Multicast || address.IsIPv6LinkLocal)
             return false;
         if (address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork)
         {

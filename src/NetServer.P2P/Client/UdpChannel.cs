@@ -58,6 +58,13 @@ internal sealed class UdpChannel : IDisposable
     /// <summary>True when the relay's UDP endpoint is loopback: only then are loopback punch candidates taken.</summary>
     public bool RelayIsLoopback => _relayEndpoint is IPEndPoint relay && IPAddress.IsLoopback(relay.Address);
 
+    /// <summary>
+    /// True when this socket can send to <paramref name="endpoint"/>: it is of the socket's address
+    /// family (the relay's). A peer that reached a dual-stack relay over the other family has no
+    /// candidate this socket can punch, nor can it reach this socket's.
+    /// </summary>
+    public bool CanSendTo(IPEndPoint endpoint) => endpoint.AddressFamily == _socket.AddressFamily;
+
     /// <summary>True once UDP to the relay works (a BINDACK came).</summary>
     public bool IsBound => _reflexive is not null;
 

@@ -59,7 +59,7 @@ internal sealed partial class RelaySession
         }
 
         var certificate = (Connection as SslSession)?.Tls?.RemoteCertificate;
-        var admitted = _relay.InvokeRegistering(new RelayRegistration(name, RemoteEndPoint, certificate));
+        var admitted = _relay.InvokeRegistering(new RelayRegistration(name, IpAddresses.Unmap(RemoteEndPoint), certificate));
         if (admitted != RelayStatus.Ok)
         {
             var status = admitted is < RelayStatus.UnknownPeer or RelayStatus.PeerLeft or >= RelayStatus.MessageTooLarge ? RelayStatus.RegistrationRefused : admitted;

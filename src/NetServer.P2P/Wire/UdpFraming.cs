@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using NetServer.P2P.Internal;
 
 namespace NetServer.P2P.Wire;
 
@@ -42,7 +43,7 @@ internal static class UdpFraming
     /// <summary>Writes an IP endpoint as family (4 or 6) | port (2, big-endian) | address (4 or 16); the length, or 0 if it does not fit.</summary>
     public static int WriteEndpoint(Span<byte> destination, IPEndPoint endpoint)
     {
-        var address = endpoint.Address.IsIPv4MappedToIPv6 ? endpoint.Address.MapToIPv4() : endpoint.Address;
+        var address = IpAddresses.Unmap(endpoint.Address);
         var length = address.AddressFamily == AddressFamily.InterNetwork ? 4 : 16;
         if (destination.Length < 3 + length)
             return 0;

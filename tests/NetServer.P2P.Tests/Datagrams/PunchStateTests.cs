@@ -21,6 +21,9 @@ public sealed class PunchStateTests
     [InlineData("127.0.0.1", 4000, false, false)]
     [InlineData("127.0.0.1", 4000, true, true)]
     [InlineData("::1", 4000, false, false)]
+    [InlineData("::1", 4000, true, true)]
+    [InlineData("::ffff:127.0.0.1", 4000, false, false)]
+    [InlineData("fe80::1", 4000, false, false)]
     public void Only_endpoints_worth_punching_are_candidates(string address, int port, bool relayOnLoopback, bool expected) =>
         Assert.Equal(expected, PunchState.IsPunchable(new IPEndPoint(IPAddress.Parse(address), port), relayOnLoopback));
 

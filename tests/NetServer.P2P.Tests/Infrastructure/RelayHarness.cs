@@ -8,21 +8,27 @@ using Xunit;
 
 namespace NetServer.P2P.Tests.Infrastructure;
 
-/// <summary>A relay on loopback port 0 with the in-process test certificates, and the peers a test connects to it.</summary>
+/// <summary>A relay on loopback port 0 (127.0.0.1 unless a test gives another address) with the in-process test certificates, and the peers a test connects to it.</summary>
 public sealed class RelayHarness : IAsyncDisposable
 {
     private readonly List<RelayClient> _clients = [];
+    private readonly IPAddress _address;
 
-    public RelayHarness(RelayServerOptions? options = null, Func<RelayServerOptions?, RelayServer>? create = null)
+    public RelayHarness(RelayServerOptions? options = null, Func<RelayServerOptions?, RelayServer>? create = null, IPAddress? address = null)
     {
         options ??= new RelayServerOptions();
-        Relay = create?.Invoke(options) ?? new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, options);
+        _address = address ?? IPAddress.Loopback;
+        Relay = create?.Invoke(options) ?? new RelayServer(TestCertificates.ServerContext(), _address, 0, options);
         Assert.True(Relay.Start(), "the relay did not start");
     }
 
     public RelayServer Relay { get; }
 
-    public EndPoint Endpoint => new IPEndPoint(IPAddress.Loopback, Relay.Port);
+    /// <summary>Where peers connect: the relay's address (::1 for a dual-stack relay on [::]).</summary>
+    public EndPoint Endpoint => EndpointAt(_address.Equals(IPAddress.IPv6Any) ? IPAddress.IPv6Loopback : _address);
+
+    /// <summary>The relay's port at <paramref name="address"/> (127.0.0.1 or ::1 for a dual-stack relay).</summary>
+    public EndPoint EndpointAt(IPAddress address) => new IPEndPoint(address, Relay.Port);
 
     /// <summary>A registered peer named <paramref name="name"/>.</summary>
     public async Task<TestPeer> ConnectAsync(string name = "peer") => await ConnectAsync(new TestPeer(Endpoint) { Name = name });

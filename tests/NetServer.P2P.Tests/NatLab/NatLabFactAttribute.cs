@@ -10,6 +10,7 @@ namespace NetServer.P2P.Tests.Nat;
 public sealed class NatLabFactAttribute : FactAttribute
 {
     private bool _requiresNetem;
+    private bool _benchmark;
 
     public NatLabFactAttribute()
     {
@@ -26,6 +27,21 @@ public sealed class NatLabFactAttribute : FactAttribute
             _requiresNetem = value;
             if (value && NatLabSupport.NetemFailure is { } failure)
                 Skip = failure;
+        }
+    }
+
+    /// <summary>
+    /// A benchmark, not a test: also skip unless <see cref="NatTimeToPathBenchmark.TriesVariable"/>
+    /// is set (build/bench-nat.sh sets it), so a test run (<c>.ci/run</c>) does not spend minutes on it.
+    /// </summary>
+    public bool Benchmark
+    {
+        get => _benchmark;
+        set
+        {
+            _benchmark = value;
+            if (value && Skip is null && NatTimeToPathBenchmark.Tries is null)
+                Skip = $"A benchmark: runs when {NatTimeToPathBenchmark.TriesVariable} is set (build/bench-nat.sh).";
         }
     }
 }

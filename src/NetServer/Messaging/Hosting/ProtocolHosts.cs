@@ -63,6 +63,8 @@ internal static partial class ProtocolHosts
 
         public bool OptionNoDelay { get; set; } // no Nagle delay on a Unix socket: kept for the facade only
 
+        public bool OptionDualMode { get; set; } // no address family on a Unix socket: kept for the facade only
+
         public IEnumerable<StreamSession> All => Sessions.Values;
 
         public StreamSession? Find(Guid id) => FindSession(id);
