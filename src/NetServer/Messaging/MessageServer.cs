@@ -131,6 +131,8 @@ public partial class MessageServer : IProtocolHostOwner, IDisposable
     {
         get => _host.OptionProxyHeaderTimeout;
         set => _host.OptionProxyHeaderTimeout = value;
+    }
+
     /// <summary>Accept IPv4 connections on an IPv6 listener (a TCP or TLS server on an IPv6 address such as [::]; no effect otherwise). Set it before <see cref="Start"/>.</summary>
     public bool OptionDualMode
     {

@@ -50,6 +50,7 @@ internal interface IProtocolHost : IDisposable
     IList<string> OptionProxyTrustedNetworks { get; }
 
     TimeSpan OptionProxyHeaderTimeout { get; set; }
+
     /// <summary>IPv4 connections on an IPv6 listener (TCP and TLS on an IPv6 address; nothing on a Unix socket).</summary>
     bool OptionDualMode { get; set; }
 
