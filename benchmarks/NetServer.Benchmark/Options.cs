@@ -446,7 +446,7 @@ internal sealed class Options
         if (options.Role != Role.Server && options.Seconds == 0)
             throw new ArgumentException("A client needs --seconds greater than 0.");
         if (options.ServerPid is not null && (options.Role != Role.Client || options.Scenario is "latency" or "handshake"))
-            throw new ArgumentException("--server-pid is for a client role (echo, reply, multicast and the http and message scenarios) driving a server in another process.");
+            throw new ArgumentException("--server-pid is for a client role (echo, reply, multicast, relay forward and the http and message scenarios) driving a server in another process.");
         if (options.InFlight > int.MaxValue)
             throw new ArgumentException("messages x size must fit in 2 GiB.");
         return options;

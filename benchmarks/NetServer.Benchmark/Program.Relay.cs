@@ -109,6 +109,7 @@ internal static partial class Program
         var forwarded0 = Forwarded();
         var relayed0 = Relayed();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
+        var relayCpu0 = options.ServerPid is { } pid0 ? ProcessCpu.Seconds(pid0) : null;
         var lastTime = 0.0;
         var lastCount = forwarded0;
         var total = await WaitOutRunAsync(options, watch, now =>
@@ -123,6 +124,7 @@ internal static partial class Program
         var forwarded1 = Forwarded();
         var relayed1 = Relayed();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
+        var relayCpu1 = options.ServerPid is { } pid1 ? ProcessCpu.Seconds(pid1) : null;
         var errors = Errors();
         foreach (var peer in peers)
             peer.StopSending();
@@ -131,7 +133,8 @@ internal static partial class Program
         var report = new Report("relay", "forward", ClientRole(options), target.ToString() ?? "", options.Clients, options.Messages, options.Size,
             options.Seconds, errors, total, (forwarded1 - forwarded0) * options.Size, allocated1 - allocated0,
             CountedMessages: forwarded1 - forwarded0, Transport: "ssl",
-            Relay: relay is null ? null : new RelayFigures(relayed1 - relayed0, null));
+            Relay: relay is null ? null : new RelayFigures(relayed1 - relayed0, null),
+            ServerCpuSeconds: relayCpu1 - relayCpu0);
         report.Print(options.Json);
         return report.Errors == 0 ? 0 : 1;
     }
