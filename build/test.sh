@@ -29,7 +29,7 @@ code=$?
 # suites the server offers (SslStream's configuration, the same on both transports) and take two
 # minutes alone. The engine theories' TLS cases ("kind: Ssl") run here too: they were left out
 # while two of them failed intermittently on the loops (a reader that never came back short kept
-# its loop from going round; fixed, LoopFairnessTests). Only on a whole run (no extra arguments);
+# its loop from going round; fixed). Only on a whole run (no extra arguments);
 # LOOPS_PASS=0 leaves it out.
 if [ $# -eq 0 ] && [ "${LOOPS_PASS:-1}" = 1 ]; then
   NETSERVER_TRANSPORT=loops dotnet test tests/NetServer.Tests/NetServer.Tests.csproj -c Release --nologo --no-build \
