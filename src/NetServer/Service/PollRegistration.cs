@@ -20,8 +20,11 @@ internal interface IPollOwner
 /// <see cref="SocketError.OperationAborted"/>, always on the thread pool, so a close made inside
 /// some hook never runs another connection's loop inside it.
 /// </remarks>
-internal sealed class PollRegistration : IValueTaskSource<SocketResult>
+internal sealed class PollRegistration : IValueTaskSource<SocketResult>, ILoopWork
 {
+    /// <summary>Reads a reader makes in a row on the loop thread, none waiting, before it lets the loop go round (see <see cref="ShouldYield"/>).</summary>
+    private const int ReadsPerTurn = 16;
+
     private const int Idle = 0;
     private const int Ready = 1;
     private const int Waiting = 2;
@@ -38,6 +41,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
     private volatile bool _ended; // the peer's end of stream (or a hang-up) was reported: reads never wait again
     private Action<object?>? _writeCallback;
     private object? _writeArgument;
+    private int _readsInTurn; // reads in a row on the loop thread since the reader last waited or yielded
 
     public PollRegistration(IoLoop loop, IPollOwner owner, System.Runtime.InteropServices.SafeHandle handle, bool inline)
     {
@@ -95,6 +99,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
         switch (Interlocked.CompareExchange(ref _readState, Waiting, Idle))
         {
             case Idle:
+                _readsInTurn = 0;
                 return new ValueTask<SocketResult>(this, _read.Version);
             case Ready when Interlocked.CompareExchange(ref _readState, Idle, Ready) == Ready:
                 return new ValueTask<SocketResult>(s_ready);
@@ -102,6 +107,37 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>
                 return new ValueTask<SocketResult>(s_aborted);
         }
     }
+
+    /// <summary>
+    /// Before a read that will not wait for a signal: true when the reader has had its turn on the
+    /// loop thread (<see cref="ReadsPerTurn"/> reads in a row, none waiting) and must let the loop go
+    /// round first (<see cref="YieldReaderAsync"/>). A reader reads until a read comes back short,
+    /// inside the loop's turn: a peer that sends faster than its bytes are read would otherwise keep
+    /// the loop in this socket's reads for as long as it sent, and the loop's other sockets, its
+    /// posted work and this very socket's writable signal (a send waiting for room) with it.
+    /// </summary>
+    public bool ShouldYield()
+    {
+        if (!Loop.IsCurrent || ++_readsInTurn < ReadsPerTurn)
+            return false;
+        _readsInTurn = 0;
+        return true;
+    }
+
+    /// <summary>
+    /// Completes (as if readable; the socket may still hold bytes) on the loop thread once the loop
+    /// has run the work queued before it and polled its sockets again (see <see cref="ShouldYield"/>).
+    /// </summary>
+    public ValueTask<SocketResult> YieldReaderAsync()
+    {
+        // The read state stays as it is (no signal is taken or waited for), so nothing else completes _read meanwhile.
+        _read.Reset();
+        _read.RunContinuationsAsynchronously = false;
+        return Loop.Post(this) ? new ValueTask<SocketResult>(this, _read.Version) : new ValueTask<SocketResult>(s_ready);
+    }
+
+    /// <summary>The loop came round to a yielded reader (see <see cref="YieldReaderAsync"/>): it reads on, here.</summary>
+    void ILoopWork.Execute() => _read.SetResult(s_ready);
 
     /// <summary>
     /// After a partial write: true when <paramref name="callback"/> will run once the socket is

@@ -15,8 +15,9 @@ namespace NetServer.Service;
 /// A read that did not fill its buffer emptied the socket, so the next read waits for the poller
 /// first instead of probing (the poller is edge-triggered: new bytes bring a new signal). A
 /// zero-byte read (how SslStream waits for data before it takes a buffer) returns at once when the
-/// socket may still hold bytes, otherwise once the poller signals. The layer never overlaps its
-/// reads, nor its writes, so one waiter of each kind is enough.
+/// socket may still hold bytes, otherwise once the poller signals. A reader that had its turn on
+/// the loop lets the loop go round before it reads on (<see cref="PollRegistration.ShouldYield"/>).
+/// The layer never overlaps its reads, nor its writes, so one waiter of each kind is enough.
 /// </remarks>
 internal sealed class PolledSocketStream(Socket socket, PollRegistration registration) : Stream, IValueTaskSource
 {
@@ -47,6 +48,8 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
         {
             if (buffer.IsEmpty)
                 return new ValueTask<int>(0);
+            if (registration.ShouldYield())
+                return ReadWhenReadableAsync(buffer, yieldFirst: true, cancellationToken);
             var received = SocketIO.TryReceive(socket, buffer.Span, out var error);
             if (error == SocketError.Success)
                 return new ValueTask<int>(Received(received, buffer.Length));
@@ -54,7 +57,7 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
                 return ValueTask.FromException<int>(Failure(error));
         }
 
-        return ReadWhenReadableAsync(buffer, cancellationToken);
+        return ReadWhenReadableAsync(buffer, yieldFirst: false, cancellationToken);
     }
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
@@ -126,14 +129,16 @@ internal sealed class PolledSocketStream(Socket socket, PollRegistration registr
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<int> ReadWhenReadableAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    private async ValueTask<int> ReadWhenReadableAsync(Memory<byte> buffer, bool yieldFirst, CancellationToken cancellationToken)
     {
         // A read of the handshake (its timeout's token) ends when the token fires, as over a NetworkStream.
         using var cancel = cancellationToken.CanBeCanceled ? cancellationToken.UnsafeRegister(s_wakeReader, registration) : default;
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            var wait = registration.WaitReadableAsync();
+            // A yield (the reader had its turn on the loop) waits for the loop to come round, not for a signal.
+            var wait = yieldFirst ? registration.YieldReaderAsync() : registration.WaitReadableAsync();
+            yieldFirst = false;
             if (!wait.IsCompleted && cancellationToken.IsCancellationRequested)
                 registration.WakeReader(); // fired before the wait began: its wake found nothing
             var waited = await wait.ConfigureAwait(false);

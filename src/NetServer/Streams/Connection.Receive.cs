@@ -186,6 +186,12 @@ internal sealed partial class Connection
                     continue; // a pause may have come while waiting
                 }
 
+                if (_poll is { } polled && polled.ShouldYield())
+                {
+                    await polled.YieldReaderAsync().ConfigureAwait(false);
+                    continue; // a pause or a close may have come meanwhile
+                }
+
                 if (!TryGetWritableSpace(out var free))
                     break;
                 var received = SocketIO.TryReceive(_socket, free.Array!, free.Offset, free.Count, out var error);
