@@ -133,7 +133,7 @@ public sealed partial class RedisBackplane
         if (IsControl(frame))
         {
             limit += ControlReceiveReserve;
-            byteLimit += ControlReceiveReserveBytes;
+            byteLimit = byteLimit > long.MaxValue - ControlReceiveReserveBytes ? long.MaxValue : byteLimit + ControlReceiveReserveBytes; // long.MaxValue: no bound, not a negative one
         }
 
         long length = ((ReadOnlyMemory<byte>)frame).Length;

@@ -48,19 +48,7 @@ public sealed class LoopFairnessTests
 
         using var flooder = await harness.ConnectRawAsync();
         using var stop = new CancellationTokenSource();
-        var flood = Task.Run(async () =>
-        {
-            var noise = new byte[64 * 1024];
-            try
-            {
-                while (!stop.IsCancellationRequested)
-                    await flooder.SendAsync(noise, SocketFlags.None, stop.Token);
-            }
-            catch (Exception e) when (e is SocketException or OperationCanceledException or ObjectDisposedException)
-            {
-                // Stopped by the test.
-            }
-        });
+        var flood = Chatter.SendUntilStoppedAsync(flooder, 64 * 1024, stop.Token);
 
         try
         {

@@ -68,20 +68,8 @@ public class RobustnessTests
 
         using var peer = await harness.ConnectRawAsync();
         using var stop = new CancellationTokenSource();
-        var chatter = Task.Run(async () =>
-        {
-            // Keep talking until the server's end of stream has been read.
-            var noise = new byte[16 * 1024];
-            try
-            {
-                while (!stop.IsCancellationRequested)
-                    await peer.SendAsync(noise, SocketFlags.None, stop.Token);
-            }
-            catch (Exception e) when (e is SocketException or OperationCanceledException or ObjectDisposedException)
-            {
-                // The server closed, or the reader is done.
-            }
-        });
+        // Keep talking until the server's end of stream has been read.
+        var chatter = Chatter.SendUntilStoppedAsync(peer, 16 * 1024, stop.Token);
 
         var received = await Wait.ReadToEndAsync(peer, s_timeout);
         await stop.CancelAsync();
