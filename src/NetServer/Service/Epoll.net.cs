@@ -15,6 +15,7 @@ internal static unsafe partial class Epoll
     public const uint Err = 0x008;
     public const uint Hup = 0x010;
     public const uint RdHup = 0x2000;
+    public const uint Exclusive = 1u << 28; // EPOLLEXCLUSIVE: one waiting loop is woken, not all
     public const uint EdgeTriggered = 1u << 31;
 
     public const int CtlAdd = 1;

@@ -72,7 +72,11 @@ public sealed partial class IoLoop
     /// Pins <paramref name="socket"/> to this loop: the loop polls it from now on. Null when the
     /// loop does not poll sockets (not Linux, or not started): the caller uses the default transport.
     /// </summary>
-    internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline)
+    /// <remarks>
+    /// A <paramref name="listener"/> is polled level-triggered and exclusively (see
+    /// <see cref="LoopPoller.Add"/>): its waiter accepts one connection per signal.
+    /// </remarks>
+    internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline, bool listener = false)
     {
         var poller = _poller;
         if (poller is null || _pollerBroken || (Volatile.Read(ref _state) & Closed) != 0)
@@ -80,7 +84,7 @@ public sealed partial class IoLoop
         try
         {
             var registration = new PollRegistration(this, owner, socket.SafeHandle, inline) { Poller = poller };
-            return poller.Add(registration) ? registration : null;
+            return poller.Add(registration, listener) ? registration : null;
         }
         catch (ObjectDisposedException)
         {

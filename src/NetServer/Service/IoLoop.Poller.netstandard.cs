@@ -33,7 +33,7 @@ public sealed partial class IoLoop
     }
 
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Performance", "CA1822", Justification = "Instance member on net10.0.")]
-    internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline) => null;
+    internal PollRegistration? Register(Socket socket, IPollOwner owner, bool inline, bool listener = false) => null;
 
     internal static void Unregister(PollRegistration registration) => registration.Close();
 

@@ -40,7 +40,10 @@ internal sealed class LoopConnect : IPollOwner
         }
         catch (SocketException e) when (e.SocketErrorCode is SocketError.WouldBlock or SocketError.InProgress)
         {
-            // Under way: the poller says when it ended.
+            // Under way. A nearby peer (loopback, a LAN) has usually answered by now: then the
+            // connect ends here, without a registration and two thread hops for the poller's signal.
+            if (Ended(socket) is { } early)
+                return early;
         }
         catch (SocketException e)
         {
@@ -64,11 +67,8 @@ internal sealed class LoopConnect : IPollOwner
                 if (registration.IsClosed)
                     return new SocketResult(0, SocketError.OperationAborted);
 
-                var error = (SocketError)(int)socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error)!;
-                if (error != SocketError.Success)
-                    return new SocketResult(0, error);
-                if (socket.Connected) // also brings the runtime's view of the socket up to date
-                    return Connected(socket);
+                if (Ended(socket) is { } ended)
+                    return ended;
                 _done = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously); // writable before the end (not expected): again
             }
         }
@@ -87,6 +87,17 @@ internal sealed class LoopConnect : IPollOwner
 
     /// <summary>The service stopped while connecting: the wait ends (aborted).</summary>
     void IPollOwner.Abandon() => Abort();
+
+    /// <summary>How the connect ended (an error, or connected), or null while it is under way.</summary>
+    private static SocketResult? Ended(Socket socket)
+    {
+        var error = (SocketError)(int)socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error)!;
+        if (error != SocketError.Success)
+            return new SocketResult(0, error);
+        if (socket.Connected) // also brings the runtime's view of the socket up to date
+            return Connected(socket);
+        return null;
+    }
 
     private static SocketResult Connected(Socket socket)
     {

@@ -78,8 +78,13 @@ internal sealed unsafe class LoopPoller : IDisposable
         return new LoopPoller(epoll, wake);
     }
 
-    /// <summary>Adds the registration's socket; false when the poller is closing or the kernel refused it.</summary>
-    public bool Add(PollRegistration registration)
+    /// <summary>
+    /// Adds the registration's socket; false when the poller is closing or the kernel refused it. A
+    /// connection is polled edge-triggered for both directions; a listener (<paramref name="listener"/>)
+    /// level-triggered for readability, exclusively: a pending connection wakes one waiting loop, and
+    /// stays reported until some loop accepts it.
+    /// </summary>
+    public bool Add(PollRegistration registration, bool listener = false)
     {
         var added = false;
         registration.Handle.DangerousAddRef(ref added); // throws (socket closed) before anything is taken
@@ -102,7 +107,8 @@ internal sealed unsafe class LoopPoller : IDisposable
             var key = ((ulong)++_generation << 32) | (uint)slot;
             registration.Key = key;
             _slots[slot] = registration;
-            if (Epoll.Control(_epoll, Epoll.CtlAdd, registration.Fd, Epoll.In | Epoll.Out | Epoll.RdHup | Epoll.EdgeTriggered, key) == 0)
+            var events = listener ? Epoll.In | Epoll.Exclusive : Epoll.In | Epoll.Out | Epoll.RdHup | Epoll.EdgeTriggered;
+            if (Epoll.Control(_epoll, Epoll.CtlAdd, registration.Fd, events, key) == 0)
                 return true;
 
             _slots[slot] = null;

@@ -63,7 +63,7 @@ public abstract partial class StreamServer<TSession>
         }
     }
 
-    private void StartSession(Socket socket, int generation)
+    private void StartSession(Socket socket, int generation, IoLoop? loop = null)
     {
         var admitted = true; // until a session owns the admission (it ends with the session)
         try
@@ -75,7 +75,7 @@ public abstract partial class StreamServer<TSession>
                 return;
             }
 
-            if (StartSessionCore(socket, generation))
+            if (StartSessionCore(socket, generation, loop))
                 admitted = false;
         }
         finally
@@ -88,7 +88,7 @@ public abstract partial class StreamServer<TSession>
     }
 
     /// <summary>Sets up the session of an accepted socket; false if none was created (the socket is closed).</summary>
-    private bool StartSessionCore(Socket socket, int generation)
+    private bool StartSessionCore(Socket socket, int generation, IoLoop? loop)
     {
         try
         {
@@ -128,7 +128,7 @@ public abstract partial class StreamServer<TSession>
 
         // The connection starts held: a disconnect inside the connect hooks cannot raise
         // OnDisconnected before they have all returned.
-        var connection = session.Attach(socket, BufferPool, reads: true);
+        var connection = session.Attach(socket, BufferPool, reads: true, loop);
         if (ExpectsProxyHeader(connection, socket, out var refusal))
         {
             // The header comes first, read asynchronously; the set-up (and the hold) go with it.

@@ -191,7 +191,8 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             _isAccepting = true;
             Volatile.Write(ref _lifecycle, LifecycleStarted);
             DiagnoseStarted();
-            _ = AcceptLoopAsync(listener, generation);
+            if (!StartLoopAccept(listener, generation))
+                _ = AcceptLoopAsync(listener, generation);
         }
         catch
         {
@@ -279,6 +280,7 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
 
         var listener = _listener!;
         _listener = null;
+        StopLoopAccept();
         listener.Dispose();
         AfterListenerClosed(Endpoint);
 
