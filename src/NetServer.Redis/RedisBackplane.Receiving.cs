@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
@@ -15,6 +16,9 @@ namespace NetServer.Redis;
 // together: past MaxReceiveBacklog a frame is dropped unhandled and counted, as Redis pub/sub drops
 // what a disconnected node misses (at most once either way). A relay's control frames have
 // ControlReceiveReserve frames more, so that peer traffic cannot make a live node look dead.
+// Everything the pump and the handler call that is not the backplane's own (a local delivery, a
+// relay's callbacks, a PublishFailed handler, a trace or meter listener) may throw: each call is
+// isolated (Isolate, TraceSafely), so a channel is never left unread and no failure goes unseen.
 public sealed partial class RedisBackplane
 {
     /// <summary>Publishes in flight that a relay's control frames (heartbeats, registry, goodbye) may use beyond <see cref="BackplaneOptions.MaxPendingPublishes"/>, which sends and peer traffic cannot touch.</summary>
@@ -29,16 +33,25 @@ public sealed partial class RedisBackplane
     /// <summary>Dropped frames shown to the drop callback per second at most: answering drops is work done when this node is behind already.</summary>
     private const int DropCallbacksPerSecond = 100;
 
-    private long _waiting, _waitingBytes, _receiveDropped;
-    private int _overflowing;
+    private long _waiting, _waitingBytes, _receiveDropped, _callbackFailures;
     private long _dropWindow;
     private int _dropCallbacks;
+    private int _overflowing;
 
     /// <summary>
     /// Frames from other nodes dropped unhandled because <see cref="BackplaneOptions.MaxReceiveBacklog"/>
     /// frames were already waiting to be handled here (this node is slower than the others publish).
     /// </summary>
     public long ReceiveDropped => Interlocked.Read(ref _receiveDropped);
+
+    /// <summary>
+    /// Calls into code that is not the backplane's that threw, each isolated so that the backplane
+    /// went on: an <see cref="ILocalDelivery"/> send (the other sessions of a group still got the
+    /// message), a <see cref="PublishFailed"/> handler (the send still returned false), a relay's
+    /// handler of another node's frame, a trace or meter listener. Each is also traced on
+    /// <see cref="System.Diagnostics.Trace"/>, unless the trace is what threw.
+    /// </summary>
+    public long CallbackFailures => Interlocked.Read(ref _callbackFailures);
 
     /// <summary>Frames from other nodes waiting to be handled now (the one being handled included).</summary>
     internal long ReceiveBacklog => Interlocked.Read(ref _waiting);
@@ -80,7 +93,7 @@ public sealed partial class RedisBackplane
                     {
                         // One frame's trouble (a drop callback that threw) must not stop this channel: an
                         // unread channel would grow the client library's own queue without bound.
-                        System.Diagnostics.Trace.TraceError("NetServer.Redis: a frame from another node could not be taken: {0}", e);
+                        Isolate("taking a frame from another node (the drop callback)", e);
                     }
                 }
                 while (source.TryRead(out message));
@@ -92,7 +105,7 @@ public sealed partial class RedisBackplane
         }
         catch (Exception e)
         {
-            System.Diagnostics.Trace.TraceError("NetServer.Redis: reading a channel stopped: {0}", e);
+            TraceSafely(TraceEventType.Error, "reading a channel stopped: {1}", e);
         }
         finally
         {
@@ -112,8 +125,8 @@ public sealed partial class RedisBackplane
                 }
                 catch (Exception e)
                 {
-                    // A local delivery that threw: traced, and the channel's next messages still come.
-                    System.Diagnostics.Trace.TraceError("NetServer.Redis: delivering a message from another node failed: {0}", e);
+                    // A relay's handler that threw: the channel's next messages still come.
+                    Isolate("handling a frame from another node", e);
                 }
                 finally
                 {
@@ -150,7 +163,7 @@ public sealed partial class RedisBackplane
         Interlocked.Decrement(ref _waiting);
         Interlocked.Increment(ref _receiveDropped);
         if (Interlocked.Exchange(ref _overflowing, 1) == 0)
-            System.Diagnostics.Trace.TraceWarning("NetServer.Redis: node {0} drops frames from other nodes: {1} are waiting to be handled (BackplaneOptions.MaxReceiveBacklog).", NodeId, limit);
+            TraceSafely(TraceEventType.Warning, "drops frames from other nodes: {1} frames of {2} bytes are waiting to be handled (BackplaneOptions.MaxReceiveBacklog {3}, MaxReceiveBacklogBytes {4}).", count - 1, bytes - length, limit, byteLimit);
         return false;
     }
 
@@ -171,5 +184,35 @@ public sealed partial class RedisBackplane
     {
         ReadOnlyMemory<byte> bytes = frame;
         return bytes.Length > 1 && bytes.Span[1] == (byte)FrameKind.NodeControl;
+    }
+
+    /// <summary>Counts a call into code not the backplane's that threw (<paramref name="what"/> was going on) and traces it.</summary>
+    private void Isolate(string what, Exception e)
+    {
+        Interlocked.Increment(ref _callbackFailures);
+        TraceSafely(TraceEventType.Error, "{1} threw, the backplane goes on (counted in CallbackFailures): {2}", what, e);
+    }
+
+    /// <summary>
+    /// Writes to <see cref="System.Diagnostics.Trace"/>, as "NetServer.Redis node {0}: " and <paramref name="format"/>
+    /// ({0} is this node's id). A listener that throws is counted in <see cref="CallbackFailures"/>:
+    /// a trace must not end a pump, and there is nothing left to tell it with.
+    /// </summary>
+    private void TraceSafely(TraceEventType type, string format, params object?[] args)
+    {
+        var all = new object?[args.Length + 1];
+        all[0] = NodeId;
+        args.CopyTo(all, 1);
+        try
+        {
+            if (type == TraceEventType.Error)
+                Trace.TraceError("NetServer.Redis node {0}: " + format, all);
+            else
+                Trace.TraceWarning("NetServer.Redis node {0}: " + format, all);
+        }
+        catch (Exception)
+        {
+            Interlocked.Increment(ref _callbackFailures);
+        }
     }
 }
