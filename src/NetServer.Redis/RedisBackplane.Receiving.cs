@@ -36,11 +36,13 @@ public sealed partial class RedisBackplane
     private long _waiting, _waitingBytes, _receiveDropped, _callbackFailures;
     private long _dropWindow;
     private int _dropCallbacks;
-    private int _overflowing;
+    private int _overflowing, _oversizedTraced;
 
     /// <summary>
     /// Frames from other nodes dropped unhandled because <see cref="BackplaneOptions.MaxReceiveBacklog"/>
-    /// frames were already waiting to be handled here (this node is slower than the others publish).
+    /// frames or <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/> bytes were already waiting to be
+    /// handled here (this node is slower than the others publish), or because the frame alone is
+    /// larger than <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/> (it could never be taken).
     /// </summary>
     public long ReceiveDropped => Interlocked.Read(ref _receiveDropped);
 
@@ -150,6 +152,16 @@ public sealed partial class RedisBackplane
         }
 
         long length = ((ReadOnlyMemory<byte>)frame).Length;
+        if (length > byteLimit)
+        {
+            // It could never be taken, however empty the backlog: dropped at once, before it is
+            // counted in (where it would make the other channels' frames look over the bound).
+            Interlocked.Increment(ref _receiveDropped);
+            if (Interlocked.Exchange(ref _oversizedTraced, 1) == 0)
+                TraceSafely(TraceEventType.Warning, "dropped a frame of {1} bytes from another node: larger than BackplaneOptions.MaxReceiveBacklogBytes ({2}), it can never be taken; this and any other such frame is counted in ReceiveDropped (traced once).", length, byteLimit);
+            return false;
+        }
+
         var count = Interlocked.Increment(ref _waiting);
         var bytes = Interlocked.Add(ref _waitingBytes, length);
         if (count <= limit && bytes <= byteLimit)
