@@ -30,12 +30,7 @@ public sealed partial class RedisBackplane
     /// <summary>Bytes of control frames that may wait here beyond <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/>.</summary>
     internal const long ControlReceiveReserveBytes = 16L << 20;
 
-    /// <summary>Dropped frames shown to the drop callback per second at most: answering drops is work done when this node is behind already.</summary>
-    private const int DropCallbacksPerSecond = 100;
-
     private long _waiting, _waitingBytes, _receiveDropped, _callbackFailures;
-    private long _dropWindow;
-    private int _dropCallbacks;
     private int _overflowing, _oversizedTraced;
 
     /// <summary>
@@ -61,7 +56,8 @@ public sealed partial class RedisBackplane
     /// <summary>
     /// Reads <paramref name="channel"/> in order through a bounded queue of this node's. What
     /// <paramref name="wanted"/> refuses is skipped before it takes a place (frames for another node);
-    /// a frame dropped over the bound is shown to <paramref name="dropped"/>, if given, before it goes.
+    /// a frame dropped over the bound is shown to <paramref name="dropped"/>, if given, before it goes
+    /// (every one: it is the callback's to decide what a drop is worth answering).
     /// </summary>
     private async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel, Action<RedisValue> handle, Func<RedisValue, bool>? wanted = null, Action<RedisValue>? dropped = null)
     {
@@ -88,8 +84,8 @@ public sealed partial class RedisBackplane
                             continue;
                         if (Admit(frame))
                             waiting.TryWrite(frame);
-                        else if (dropped is not null && DropCallbackAllowed())
-                            dropped(frame);
+                        else
+                            dropped?.Invoke(frame);
                     }
                     catch (Exception e)
                     {
@@ -177,19 +173,6 @@ public sealed partial class RedisBackplane
         if (Interlocked.Exchange(ref _overflowing, 1) == 0)
             TraceSafely(TraceEventType.Warning, "drops frames from other nodes: {1} frames of {2} bytes are waiting to be handled (BackplaneOptions.MaxReceiveBacklog {3}, MaxReceiveBacklogBytes {4}).", count - 1, bytes - length, limit, byteLimit);
         return false;
-    }
-
-    /// <summary>Whether a dropped frame may be shown to its drop callback now (at most <see cref="DropCallbacksPerSecond"/> a second; the pump is the only caller).</summary>
-    private bool DropCallbackAllowed()
-    {
-        var second = Environment.TickCount64 / 1000;
-        if (second != _dropWindow)
-        {
-            _dropWindow = second;
-            _dropCallbacks = 0;
-        }
-
-        return ++_dropCallbacks <= DropCallbacksPerSecond;
     }
 
     private static bool IsControl(RedisValue frame)

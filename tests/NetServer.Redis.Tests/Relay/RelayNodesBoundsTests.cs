@@ -112,6 +112,38 @@ public sealed class RelayNodesBoundsTests
     }
 
     [RedisFact]
+    public async Task Drops_that_get_no_answer_spend_nothing_of_the_answers_a_node_that_is_behind_may_send()
+    {
+        // Node 1 keeps 5 frames waiting at most and answers at most 100 drops a second.
+        await using var nodes = await RelayNodes.StartAsync(1, nodeTimeout: TimeSpan.FromSeconds(20));
+        GatedRelay? gated = null;
+        var slow = await nodes.AddNodeAsync(wrap: b => gated = new GatedRelay(b), bounds: o => o.MaxReceiveBacklog = 5);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(slow, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
+
+        gated!.Gate.Reset();
+        try
+        {
+            // 300 messages to everyone, dropped there past the first 5: lost without an answer (at
+            // most once), and so none of the 100 answers a second goes to them...
+            for (var i = 0; i < 300; i++)
+                Assert.True(alice.Broadcast(new MessageEnvelope("all"), new Sample { A = i }));
+
+            // ...and every request behind them, dropped too, fails at once.
+            var requests = Enumerable.Range(0, 20).Select(i => alice.RequestAsync<Sample, Sample>(bob.PeerId, new MessageEnvelope("double"), new Sample { A = i }, TimeSpan.FromSeconds(60))).ToArray();
+            foreach (var request in requests)
+                Assert.Equal(RelayStatus.NodeUnavailable, (await Assert.ThrowsAsync<RelayException>(() => request.WaitAsync(Wait.Default))).Status);
+            Assert.Equal(315, nodes.Backplanes[slow].Backplane.ReceiveDropped);
+            Assert.Equal(0, nodes.Relays[slow].Cluster!.DropsUnanswered);
+        }
+        finally
+        {
+            gated.Gate.Set();
+        }
+    }
+
+    [RedisFact]
     public async Task A_room_message_from_another_node_is_charged_once_per_member_on_the_node_of_the_members()
     {
         // Node 1 lets a sender have 10 messages a second relayed: a room message to its 3 members costs 3.
