@@ -68,6 +68,7 @@ public sealed class BackplaneIsolationTests
             Assert.True(await sender.SendToSessionAsync(session, Text("over")).WaitAsync(s_wait));
             await Wait.UntilAsync(() => receiver.ReceiveDropped == 1, () => "the second frame to be dropped");
             delivery.Gate.Set();
+            await Wait.UntilAsync(() => receiver.ReceiveBacklog == 0, () => "the held frame to be handled"); // else "after" finds the place taken
 
             Assert.True(await sender.SendToSessionAsync(session, Text("after")).WaitAsync(s_wait));
             await delivery.Arrived(session, "after").WaitAsync(s_wait);

@@ -134,7 +134,7 @@ public sealed class RelayNodesBoundsTests
             var requests = Enumerable.Range(0, 20).Select(i => alice.RequestAsync<Sample, Sample>(bob.PeerId, new MessageEnvelope("double"), new Sample { A = i }, TimeSpan.FromSeconds(60))).ToArray();
             foreach (var request in requests)
                 Assert.Equal(RelayStatus.NodeUnavailable, (await Assert.ThrowsAsync<RelayException>(() => request.WaitAsync(Wait.Default))).Status);
-            Assert.Equal(315, nodes.Backplanes[slow].Backplane.ReceiveDropped);
+            Assert.InRange(nodes.Backplanes[slow].Backplane.ReceiveDropped, 315, 320); // 5 places at most, fewer when heartbeats wait in some
             Assert.Equal(0, nodes.Relays[slow].Cluster!.DropsUnanswered);
         }
         finally
