@@ -144,6 +144,40 @@ public sealed class RelayNodesBoundsTests
     }
 
     [RedisFact]
+    public async Task A_node_that_is_behind_answers_at_most_100_dropped_envelopes_a_second()
+    {
+        await using var nodes = await RelayNodes.StartAsync(1, nodeTimeout: TimeSpan.FromSeconds(20));
+        GatedRelay? gated = null;
+        var slow = await nodes.AddNodeAsync(wrap: b => gated = new GatedRelay(b), bounds: o => o.MaxReceiveBacklog = 5);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(slow, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
+        var backplane = nodes.Backplanes[slow].Backplane;
+        var cluster = nodes.Relays[slow].Cluster!;
+        long Answered() => nodes.Relays[slow].GetStatistics().RefusalsOf(RelayStatus.NodeUnavailable);
+
+        gated!.Gate.Reset();
+        try
+        {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            for (var i = 0; i < 1000; i++)
+                Assert.True(alice.Send(bob.PeerId, new MessageEnvelope("one"), new Sample { A = i }));
+            await Wait.UntilAsync(
+                () => backplane.ReceiveDropped >= 995 && Answered() + cluster.DropsUnanswered == backplane.ReceiveDropped,
+                () => $"1,000 messages to bob dropped past 5 places and each answered or not: {backplane.ReceiveDropped} dropped, {Answered()} answered, {cluster.DropsUnanswered} not");
+            var elapsed = clock.Elapsed.TotalSeconds;
+
+            // A token bucket: 100 at once, 100 more a second.
+            Assert.InRange(Answered(), 100, 100 + (long)Math.Ceiling(100 * elapsed));
+            Assert.True(cluster.DropsUnanswered > 0 || elapsed > 9, $"{Answered()} answered in {elapsed:0.00} s");
+        }
+        finally
+        {
+            gated.Gate.Set();
+        }
+    }
+
+    [RedisFact]
     public async Task A_room_message_from_another_node_is_charged_once_per_member_on_the_node_of_the_members()
     {
         // Node 1 lets a sender have 10 messages a second relayed: a room message to its 3 members costs 3.
