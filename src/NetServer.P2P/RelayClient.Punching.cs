@@ -334,7 +334,13 @@ public partial class RelayClient
             return offer;
         var port = udp.LocalEndpoint.Port;
         foreach (var address in LocalAddresses(udp.LocalEndpoint.AddressFamily, udp.RelayIsLoopback))
-            offer.Candidates.Add(Encode(new IPEndPoint(address, port)));
+        {
+            // What the peer would refuse (PunchState.IsPunchable), not offered: link-local, site-local and the like.
+            var candidate = new IPEndPoint(address, port);
+            if (PunchState.IsPunchable(candidate, udp.RelayIsLoopback))
+                offer.Candidates.Add(Encode(candidate));
+        }
+
         if (udp.ServerReflexive is { } reflexive)
             offer.Candidates.Add(Encode(reflexive));
         return offer;
@@ -354,7 +360,7 @@ public partial class RelayClient
                 continue;
             foreach (var unicast in nic.GetIPProperties().UnicastAddresses)
             {
-                if (unicast.Address.AddressFamily == family && !unicast.Address.IsIPv6LinkLocal)
+                if (unicast.Address.AddressFamily == family)
                     yield return unicast.Address;
             }
         }

@@ -23,7 +23,7 @@ public partial class RelayServer
     private readonly object _viewLock = new();
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _peers = new();
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _sessions = new();
-    private readonly Dictionary<IPAddress, int> _perAddress = [];
+    private readonly Dictionary<IPAddress, int> _perAddress = []; // by IpAddresses.RegistrationKey: an IPv6 peer's /64
     private readonly long[] _refusals = new long[(int)RelayStatus.NodeUnavailable + 1];
     private volatile RelayPeerState[] _peerArray = [];
     private long _version;
@@ -58,19 +58,20 @@ public partial class RelayServer
         registered = null;
         var limits = Limits;
         var address = (IpAddresses.Unmap(session.RemoteEndPoint) as IPEndPoint)?.Address;
+        var key = address is null ? null : IpAddresses.RegistrationKey(address);
         RelayPeerState peer;
         lock (_viewLock)
         {
             var count = 0;
-            if (address is not null && limits.MaxPeersPerAddress > 0 && _perAddress.TryGetValue(address, out count) && count >= limits.MaxPeersPerAddress)
+            if (key is not null && limits.MaxPeersPerAddress > 0 && _perAddress.TryGetValue(key, out count) && count >= limits.MaxPeersPerAddress)
                 return RelayStatus.TooManyRegistrations;
 
             var version = Interlocked.Increment(ref _version);
             peer = new RelayPeerState(session, NewId(), NewId(), name, address, limits, Milliseconds.Now) { JoinedVersion = version };
             _peers[peer.Id] = peer;
             _sessions[peer.SessionId] = peer;
-            if (address is not null)
-                _perAddress[address] = count + 1;
+            if (key is not null)
+                _perAddress[key] = count + 1;
             var peers = _peerArray;
             var grown = new RelayPeerState[peers.Length + 1];
             peers.CopyTo(grown, 0);
@@ -106,7 +107,7 @@ public partial class RelayServer
                 return;
             _sessions.TryRemove(peer.SessionId, out _);
             peer.HasLeft = true;
-            if (peer.Address is { } address && _perAddress.TryGetValue(address, out var count))
+            if (peer.Address is { } address && _perAddress.TryGetValue(address = IpAddresses.RegistrationKey(address), out var count))
             {
                 if (count <= 1)
                     _perAddress.Remove(address);

@@ -12,7 +12,7 @@ public sealed class RelayServerOptions
     /// <summary>How long a connection may take from its TCP accept to its registration, TLS handshake included (default 10 s). Later: closed with <see cref="DisconnectReason.ProtocolError"/>.</summary>
     public TimeSpan RegistrationTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Registered peers from one source IP address at once (default 64; 0: no limit). One more is refused with <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.</summary>
+    /// <summary>Registered peers from one source IP address at once (default 64; 0: no limit), an IPv6 source counted by its /64 prefix (one host's share; link-local ones by address). One more is refused with <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.</summary>
     public int MaxPeersPerAddress { get; set; } = 64;
 
     /// <summary>Connections at once, registered or not (default 0: no limit); one over it is closed at accept.</summary>

@@ -32,8 +32,9 @@ public sealed class BackplaneOptions
     /// <summary>
     /// Bytes of frames from other nodes that may wait to be handled on this node at most (all channels
     /// together), beside <see cref="MaxReceiveBacklog"/>: a frame that would go past it is dropped and
-    /// counted the same way, so large frames cannot hold more memory than this. A relay node's control
-    /// frames have a reserve of their own above it (16 MiB). Default 64 MiB; at least 1.
+    /// counted the same way, so large frames cannot hold more memory than this; a frame larger than it
+    /// by itself is dropped at once. A relay node's control frames have a reserve of their own above it
+    /// (16 MiB); keep it well above the relay's <c>MaxMessageSize</c>. Default 64 MiB; at least 1.
     /// </summary>
     public long MaxReceiveBacklogBytes { get; set; } = 64L << 20;
 }

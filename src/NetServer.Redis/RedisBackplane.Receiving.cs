@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
@@ -15,6 +16,9 @@ namespace NetServer.Redis;
 // together: past MaxReceiveBacklog a frame is dropped unhandled and counted, as Redis pub/sub drops
 // what a disconnected node misses (at most once either way). A relay's control frames have
 // ControlReceiveReserve frames more, so that peer traffic cannot make a live node look dead.
+// Everything the pump and the handler call that is not the backplane's own (a local delivery, a
+// relay's callbacks, a PublishFailed handler, a trace or meter listener) may throw: each call is
+// isolated (Isolate, TraceSafely), so a channel is never left unread and no failure goes unseen.
 public sealed partial class RedisBackplane
 {
     /// <summary>Publishes in flight that a relay's control frames (heartbeats, registry, goodbye) may use beyond <see cref="BackplaneOptions.MaxPendingPublishes"/>, which sends and peer traffic cannot touch.</summary>
@@ -26,19 +30,25 @@ public sealed partial class RedisBackplane
     /// <summary>Bytes of control frames that may wait here beyond <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/>.</summary>
     internal const long ControlReceiveReserveBytes = 16L << 20;
 
-    /// <summary>Dropped frames shown to the drop callback per second at most: answering drops is work done when this node is behind already.</summary>
-    private const int DropCallbacksPerSecond = 100;
-
-    private long _waiting, _waitingBytes, _receiveDropped;
-    private int _overflowing;
-    private long _dropWindow;
-    private int _dropCallbacks;
+    private long _waiting, _waitingBytes, _receiveDropped, _callbackFailures;
+    private int _overflowing, _oversizedTraced;
 
     /// <summary>
     /// Frames from other nodes dropped unhandled because <see cref="BackplaneOptions.MaxReceiveBacklog"/>
-    /// frames were already waiting to be handled here (this node is slower than the others publish).
+    /// frames or <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/> bytes were already waiting to be
+    /// handled here (this node is slower than the others publish), or because the frame alone is
+    /// larger than <see cref="BackplaneOptions.MaxReceiveBacklogBytes"/> (it could never be taken).
     /// </summary>
     public long ReceiveDropped => Interlocked.Read(ref _receiveDropped);
+
+    /// <summary>
+    /// Calls into code that is not the backplane's that threw, each isolated so that the backplane
+    /// went on: an <see cref="ILocalDelivery"/> send (the other sessions of a group still got the
+    /// message), a <see cref="PublishFailed"/> handler (the send still returned false), a relay's
+    /// handler of another node's frame, a trace or meter listener. Each is also traced on
+    /// <see cref="System.Diagnostics.Trace"/>, unless the trace is what threw.
+    /// </summary>
+    public long CallbackFailures => Interlocked.Read(ref _callbackFailures);
 
     /// <summary>Frames from other nodes waiting to be handled now (the one being handled included).</summary>
     internal long ReceiveBacklog => Interlocked.Read(ref _waiting);
@@ -46,7 +56,8 @@ public sealed partial class RedisBackplane
     /// <summary>
     /// Reads <paramref name="channel"/> in order through a bounded queue of this node's. What
     /// <paramref name="wanted"/> refuses is skipped before it takes a place (frames for another node);
-    /// a frame dropped over the bound is shown to <paramref name="dropped"/>, if given, before it goes.
+    /// a frame dropped over the bound is shown to <paramref name="dropped"/>, if given, before it goes
+    /// (every one: it is the callback's to decide what a drop is worth answering).
     /// </summary>
     private async Task SubscribeInOrderAsync(ISubscriber subscriber, RedisChannel channel, Action<RedisValue> handle, Func<RedisValue, bool>? wanted = null, Action<RedisValue>? dropped = null)
     {
@@ -73,14 +84,14 @@ public sealed partial class RedisBackplane
                             continue;
                         if (Admit(frame))
                             waiting.TryWrite(frame);
-                        else if (dropped is not null && DropCallbackAllowed())
-                            dropped(frame);
+                        else
+                            dropped?.Invoke(frame);
                     }
                     catch (Exception e)
                     {
                         // One frame's trouble (a drop callback that threw) must not stop this channel: an
                         // unread channel would grow the client library's own queue without bound.
-                        System.Diagnostics.Trace.TraceError("NetServer.Redis: a frame from another node could not be taken: {0}", e);
+                        Isolate("taking a frame from another node (the drop callback)", e);
                     }
                 }
                 while (source.TryRead(out message));
@@ -92,7 +103,7 @@ public sealed partial class RedisBackplane
         }
         catch (Exception e)
         {
-            System.Diagnostics.Trace.TraceError("NetServer.Redis: reading a channel stopped: {0}", e);
+            TraceSafely(TraceEventType.Error, "reading a channel stopped: {1}", e);
         }
         finally
         {
@@ -112,8 +123,8 @@ public sealed partial class RedisBackplane
                 }
                 catch (Exception e)
                 {
-                    // A local delivery that threw: traced, and the channel's next messages still come.
-                    System.Diagnostics.Trace.TraceError("NetServer.Redis: delivering a message from another node failed: {0}", e);
+                    // A relay's handler that threw: the channel's next messages still come.
+                    Isolate("handling a frame from another node", e);
                 }
                 finally
                 {
@@ -137,6 +148,16 @@ public sealed partial class RedisBackplane
         }
 
         long length = ((ReadOnlyMemory<byte>)frame).Length;
+        if (length > byteLimit)
+        {
+            // It could never be taken, however empty the backlog: dropped at once, before it is
+            // counted in (where it would make the other channels' frames look over the bound).
+            Interlocked.Increment(ref _receiveDropped);
+            if (Interlocked.Exchange(ref _oversizedTraced, 1) == 0)
+                TraceSafely(TraceEventType.Warning, "dropped a frame of {1} bytes from another node: larger than BackplaneOptions.MaxReceiveBacklogBytes ({2}), it can never be taken; this and any other such frame is counted in ReceiveDropped (traced once).", length, byteLimit);
+            return false;
+        }
+
         var count = Interlocked.Increment(ref _waiting);
         var bytes = Interlocked.Add(ref _waitingBytes, length);
         if (count <= limit && bytes <= byteLimit)
@@ -150,26 +171,43 @@ public sealed partial class RedisBackplane
         Interlocked.Decrement(ref _waiting);
         Interlocked.Increment(ref _receiveDropped);
         if (Interlocked.Exchange(ref _overflowing, 1) == 0)
-            System.Diagnostics.Trace.TraceWarning("NetServer.Redis: node {0} drops frames from other nodes: {1} are waiting to be handled (BackplaneOptions.MaxReceiveBacklog).", NodeId, limit);
+            TraceSafely(TraceEventType.Warning, "drops frames from other nodes: {1} frames of {2} bytes are waiting to be handled (BackplaneOptions.MaxReceiveBacklog {3}, MaxReceiveBacklogBytes {4}).", count - 1, bytes - length, limit, byteLimit);
         return false;
-    }
-
-    /// <summary>Whether a dropped frame may be shown to its drop callback now (at most <see cref="DropCallbacksPerSecond"/> a second; the pump is the only caller).</summary>
-    private bool DropCallbackAllowed()
-    {
-        var second = Environment.TickCount64 / 1000;
-        if (second != _dropWindow)
-        {
-            _dropWindow = second;
-            _dropCallbacks = 0;
-        }
-
-        return ++_dropCallbacks <= DropCallbacksPerSecond;
     }
 
     private static bool IsControl(RedisValue frame)
     {
         ReadOnlyMemory<byte> bytes = frame;
         return bytes.Length > 1 && bytes.Span[1] == (byte)FrameKind.NodeControl;
+    }
+
+    /// <summary>Counts a call into code not the backplane's that threw (<paramref name="what"/> was going on) and traces it.</summary>
+    private void Isolate(string what, Exception e)
+    {
+        Interlocked.Increment(ref _callbackFailures);
+        TraceSafely(TraceEventType.Error, "{1} threw, the backplane goes on (counted in CallbackFailures): {2}", what, e);
+    }
+
+    /// <summary>
+    /// Writes to <see cref="System.Diagnostics.Trace"/>, as "NetServer.Redis node {0}: " and <paramref name="format"/>
+    /// ({0} is this node's id). A listener that throws is counted in <see cref="CallbackFailures"/>:
+    /// a trace must not end a pump, and there is nothing left to tell it with.
+    /// </summary>
+    private void TraceSafely(TraceEventType type, string format, params object?[] args)
+    {
+        var all = new object?[args.Length + 1];
+        all[0] = NodeId;
+        args.CopyTo(all, 1);
+        try
+        {
+            if (type == TraceEventType.Error)
+                Trace.TraceError("NetServer.Redis node {0}: " + format, all);
+            else
+                Trace.TraceWarning("NetServer.Redis node {0}: " + format, all);
+        }
+        catch (Exception)
+        {
+            Interlocked.Increment(ref _callbackFailures);
+        }
     }
 }

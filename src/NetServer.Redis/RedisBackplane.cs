@@ -59,7 +59,7 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     /// <summary>Sends dropped because <see cref="BackplaneOptions.MaxPendingPublishes"/> publishes were already in flight.</summary>
     public long Dropped => Interlocked.Read(ref _dropped);
 
-    /// <summary>Raised when a remote send fails; the local part of that send was delivered already.</summary>
+    /// <summary>Raised when a remote send fails; the local part of that send was delivered already. A handler that throws is counted in <see cref="CallbackFailures"/> (the send still returns false).</summary>
     public event Action<Exception>? PublishFailed;
 
     /// <summary>Frame publishes Redis did not take (the part of <see cref="PublishFailures"/> that is not group or presence updates).</summary>
@@ -195,21 +195,73 @@ public sealed partial class RedisBackplane : IAsyncDisposable
     }
 
     // The two places local sessions are handed a message: counted there (an Enabled check when nobody listens).
+    // A delivery that throws is isolated: a group's other members, the publish and the channel go on.
     private bool DeliverToSession(Guid sessionId, ReadOnlySpan<byte> message, KeyValuePair<string, object?>[] origin)
     {
-        var delivered = _local.SendToSession(sessionId, message);
-        if (delivered && BackplaneTelemetry.Deliveries.Enabled)
-            BackplaneTelemetry.Deliveries.Add(1, origin);
+        bool delivered;
+        try
+        {
+            delivered = _local.SendToSession(sessionId, message);
+        }
+        catch (Exception e)
+        {
+            Isolate("a local delivery (ILocalDelivery.SendToSession)", e);
+            return false;
+        }
+
+        if (delivered)
+            CountDelivery(origin);
         return delivered;
     }
 
     private void DeliverToAll(ReadOnlySpan<byte> message, KeyValuePair<string, object?>[] origin)
     {
-        if (_local.SendToAll(message) && BackplaneTelemetry.Deliveries.Enabled)
-            BackplaneTelemetry.Deliveries.Add(1, origin);
+        bool delivered;
+        try
+        {
+            delivered = _local.SendToAll(message);
+        }
+        catch (Exception e)
+        {
+            Isolate("a local delivery (ILocalDelivery.SendToAll)", e);
+            return;
+        }
+
+        if (delivered)
+            CountDelivery(origin);
     }
 
-    private void Report(Exception e) => PublishFailed?.Invoke(e);
+    private void CountDelivery(KeyValuePair<string, object?>[] origin)
+    {
+        if (!BackplaneTelemetry.Deliveries.Enabled)
+            return;
+        try
+        {
+            BackplaneTelemetry.Deliveries.Add(1, origin);
+        }
+        catch (Exception e)
+        {
+            Isolate("a meter listener (netserver.backplane.deliveries)", e);
+        }
+    }
+
+    /// <summary>Tells each <see cref="PublishFailed"/> handler, one at a time: one that throws keeps neither the others nor the failed send's false from coming.</summary>
+    private void Report(Exception e)
+    {
+        if (PublishFailed is not { } handlers)
+            return;
+        foreach (var handler in handlers.GetInvocationList())
+        {
+            try
+            {
+                ((Action<Exception>)handler)(e);
+            }
+            catch (Exception thrown)
+            {
+                Isolate("a PublishFailed handler", thrown);
+            }
+        }
+    }
 
     /// <summary>Stops the presence key, takes this node's sessions out of the Redis group sets and closes the connection.</summary>
     public async ValueTask DisposeAsync()

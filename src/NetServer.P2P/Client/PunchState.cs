@@ -74,7 +74,10 @@ internal sealed class PunchState
 
     /// <summary>
     /// False for an endpoint no punch should go to: port 0, the unspecified address, multicast,
-    /// broadcast, IPv6 link-local, and loopback unless <paramref name="allowLoopback"/> (the relay itself is on loopback).
+    /// broadcast, IPv6 link-local, site-local (fec0::/10, deprecated by RFC 3879) and
+    /// IPv4-compatible (::/96, deprecated by RFC 4291), NAT64 (64:ff9b::/96) of a non-global IPv4
+    /// address, and loopback unless <paramref name="allowLoopback"/> (the relay itself is on loopback).
+    /// Both the candidates a client offers and those it takes from its peer go through it.
     /// </summary>
     public static bool IsPunchable(IPEndPoint endpoint, bool allowLoopback)
     {
@@ -82,8 +85,11 @@ internal sealed class PunchState
             return false;
         var address = Internal.IpAddresses.Unmap(endpoint.Address);
         // An IPv6 link-local address's zone (which interface) is not on the wire: no socket could send to it.
+        // Site-local and IPv4-compatible addresses are routed nowhere now, and a NAT64 gateway does not
+        // translate a private IPv4 address (RFC 6052): each would only cost a punch round.
         if (address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.Broadcast) || address.Equals(IPAddress.IPv6None)
-            || address.IsIPv6Multicast || address.IsIPv6LinkLocal)
+            || address.IsIPv6Multicast || address.IsIPv6LinkLocal || address.IsIPv6SiteLocal
+            || Internal.IpAddresses.IsIPv4Compatible(address) || Internal.IpAddresses.IsNat64OfNonGlobal(address))
             return false;
         if (address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork)
         {

@@ -103,9 +103,11 @@ internal sealed partial class RelayCluster
 
     /// <summary>
     /// The backplane dropped an envelope for this node unhandled (this node is behind): the sender
-    /// of one to a single peer is told at once, so that its request fails rather than times out.
-    /// Messages to everyone or to a room are lost silently (at most once), as the cluster's other
-    /// losses are. Runs beside <see cref="OnNodeMessage"/>: it reads only the message and concurrent maps.
+    /// of one to a single peer is told at once, so that its request fails rather than times out,
+    /// at most <see cref="DropRepliesPerSecond"/> a second (past that, requests time out). Messages
+    /// to everyone or to a room are lost silently (at most once), as the cluster's other losses are,
+    /// and spend nothing of that budget. Runs beside <see cref="OnNodeMessage"/>: it reads only the
+    /// message and concurrent maps.
     /// </summary>
     public void OnNodeMessageDropped(Guid node, ReadOnlySpan<byte> message)
     {
@@ -114,7 +116,20 @@ internal sealed partial class RelayCluster
             || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node
             || !ProtoMessage.TryParse(envelope, out var parsed, out _) || parsed.To != to)
             return;
+        if (!TryTakeDropReply())
+        {
+            System.Threading.Interlocked.Increment(ref _dropsUnanswered);
+            return;
+        }
+
         StatusBack(node, from, RelayStatus.NodeUnavailable, in parsed, $"The relay node of peer {to} is overloaded and dropped the message.");
+    }
+
+    /// <summary>Whether one more dropped envelope may be answered now (a backplane may call from more than one thread: locked, on the drop path only).</summary>
+    private bool TryTakeDropReply()
+    {
+        lock (_dropRepliesLock)
+            return _dropReplies.TryTake(1, Milliseconds.Now);
     }
 
     /// <summary>A request or a reply: for one peer, never fanned out to a room or to everyone (the sender's node refused it already).</summary>

@@ -31,7 +31,17 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
     private long _seq;
     private static readonly Task<bool> s_notPublished = Task.FromResult(false);
 
+    /// <summary>
+    /// Dropped envelopes answered per second at most (<see cref="OnNodeMessageDropped"/>): answering
+    /// is work, published, done while this node is behind already. Only drops that get an answer spend it.
+    /// </summary>
+    internal const int DropRepliesPerSecond = 100;
+
+    private readonly object _dropRepliesLock = new();
+    private TokenBucket _dropReplies = new(DropRepliesPerSecond, Milliseconds.Now);
+
     private long _ignored;
+    private long _dropsUnanswered;
     private long _oversized;
     private long _roomRateLimited;
     private long _publishFailures;
@@ -51,6 +61,9 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     /// <summary>Messages from other nodes that were malformed, or named a sender their node does not have (dropped).</summary>
     public long Ignored => Interlocked.Read(ref _ignored);
+
+    /// <summary>Envelopes to one peer that the backplane dropped and that were not answered: over <see cref="DropRepliesPerSecond"/>.</summary>
+    public long DropsUnanswered => Interlocked.Read(ref _dropsUnanswered);
 
     /// <summary>Envelopes from other nodes longer than this node's <see cref="RelayServerOptions.MaxMessageSize"/> (dropped; a peer's sender is told <see cref="RelayStatus.MessageTooLarge"/>).</summary>
     public long Oversized => Interlocked.Read(ref _oversized);

@@ -42,7 +42,10 @@ internal static class BackplaneTelemetry
         "netserver.backplane.dropped", () => Observe(n => n.Dropped, null), "{message}", "Sends not published because BackplaneOptions.MaxPendingPublishes publishes were in flight.");
 
     private static readonly ObservableCounter<long> s_receiveDropped = Meter.CreateObservableCounter(
-        "netserver.backplane.receive_dropped", () => Observe(n => n.ReceiveDropped, null), "{message}", "Frames from other nodes dropped unhandled because BackplaneOptions.MaxReceiveBacklog frames were waiting on this node.");
+        "netserver.backplane.receive_dropped", () => Observe(n => n.ReceiveDropped, null), "{message}", "Frames from other nodes dropped unhandled: BackplaneOptions.MaxReceiveBacklog frames or MaxReceiveBacklogBytes bytes were waiting on this node, or the frame alone was larger than MaxReceiveBacklogBytes.");
+
+    private static readonly ObservableCounter<long> s_callbackFailures = Meter.CreateObservableCounter(
+        "netserver.backplane.callback_failures", () => Observe(n => n.CallbackFailures, null), "{call}", "Calls into code not the backplane's (a local delivery, a PublishFailed handler, a relay's handler, a trace or meter listener) that threw and were isolated.");
 
     private static readonly ObservableUpDownCounter<long> s_pending = Meter.CreateObservableUpDownCounter(
         "netserver.backplane.pending_publishes", () => Observe(n => n.PendingPublishes, null), "{message}", "Publishes sent to Redis and not yet acknowledged.");
@@ -60,6 +63,7 @@ internal static class BackplaneTelemetry
         _ = s_consumed;
         _ = s_dropped;
         _ = s_receiveDropped;
+        _ = s_callbackFailures;
         _ = s_pending;
         lock (s_lock)
         {

@@ -24,6 +24,24 @@ public sealed class PunchStateTests
     [InlineData("::1", 4000, true, true)]
     [InlineData("::ffff:127.0.0.1", 4000, false, false)]
     [InlineData("fe80::1", 4000, false, false)]
+    [InlineData("fec0::1", 4000, false, false)] // site-local, deprecated (fec0::/10)
+    [InlineData("feff:1::1", 4000, false, false)]
+    [InlineData("::192.0.2.10", 4000, false, false)] // IPv4-compatible, deprecated (::/96)
+    [InlineData("::8.8.8.8", 4000, false, false)]
+    [InlineData("::0.0.0.2", 4000, true, false)]
+    [InlineData("64:ff9b::10.1.2.3", 4000, false, false)] // NAT64 of a private IPv4 address
+    [InlineData("64:ff9b::172.16.0.1", 4000, false, false)]
+    [InlineData("64:ff9b::172.31.255.1", 4000, false, false)]
+    [InlineData("64:ff9b::192.168.1.1", 4000, false, false)]
+    [InlineData("64:ff9b::100.64.0.1", 4000, false, false)] // shared (carrier-grade NAT)
+    [InlineData("64:ff9b::127.0.0.1", 4000, true, false)]
+    [InlineData("64:ff9b::169.254.0.1", 4000, false, false)]
+    [InlineData("64:ff9b::0.1.2.3", 4000, false, false)]
+    [InlineData("64:ff9b::224.0.0.1", 4000, false, false)]
+    [InlineData("64:ff9b::8.8.8.8", 4000, false, true)] // NAT64 of a global one: what NAT64 is for
+    [InlineData("64:ff9b::172.32.0.1", 4000, false, true)]
+    [InlineData("64:ff9b::100.128.0.1", 4000, false, true)]
+    [InlineData("64:ff9b:1::10.1.2.3", 4000, false, true)] // the local-use prefix (RFC 8215) is the network's own
     public void Only_endpoints_worth_punching_are_candidates(string address, int port, bool relayOnLoopback, bool expected) =>
         Assert.Equal(expected, PunchState.IsPunchable(new IPEndPoint(IPAddress.Parse(address), port), relayOnLoopback));
 

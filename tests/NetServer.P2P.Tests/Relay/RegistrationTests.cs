@@ -69,9 +69,15 @@ public sealed class RegistrationTests
     }
 
     [Fact]
-    public async Task Registrations_per_source_address_are_limited()
+    public Task Registrations_per_source_address_are_limited() => AssertRegistrationsLimitedAsync(IPAddress.Loopback);
+
+    /// <summary>The limit on IPv6, counted by the /64 (IpAddressesTests): the place a departure frees is the one its registration took.</summary>
+    [Ipv6LoopbackFact]
+    public Task Registrations_per_source_address_are_limited_on_IPv6() => AssertRegistrationsLimitedAsync(IPAddress.IPv6Loopback);
+
+    private static async Task AssertRegistrationsLimitedAsync(IPAddress address)
     {
-        await using var harness = new RelayHarness(new RelayServerOptions { MaxPeersPerAddress = 2 });
+        await using var harness = new RelayHarness(new RelayServerOptions { MaxPeersPerAddress = 2 }, address: address);
         var first = await harness.ConnectAsync("1");
         await harness.ConnectAsync("2");
 

@@ -112,6 +112,72 @@ public sealed class RelayNodesBoundsTests
     }
 
     [RedisFact]
+    public async Task Drops_that_get_no_answer_spend_nothing_of_the_answers_a_node_that_is_behind_may_send()
+    {
+        // Node 1 keeps 5 frames waiting at most and answers at most 100 drops a second.
+        await using var nodes = await RelayNodes.StartAsync(1, nodeTimeout: TimeSpan.FromSeconds(20));
+        GatedRelay? gated = null;
+        var slow = await nodes.AddNodeAsync(wrap: b => gated = new GatedRelay(b), bounds: o => o.MaxReceiveBacklog = 5);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(slow, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
+
+        gated!.Gate.Reset();
+        try
+        {
+            // 300 messages to everyone, dropped there past the first 5: lost without an answer (at
+            // most once), and so none of the 100 answers a second goes to them...
+            for (var i = 0; i < 300; i++)
+                Assert.True(alice.Broadcast(new MessageEnvelope("all"), new Sample { A = i }));
+
+            // ...and every request behind them, dropped too, fails at once.
+            var requests = Enumerable.Range(0, 20).Select(i => alice.RequestAsync<Sample, Sample>(bob.PeerId, new MessageEnvelope("double"), new Sample { A = i }, TimeSpan.FromSeconds(60))).ToArray();
+            foreach (var request in requests)
+                Assert.Equal(RelayStatus.NodeUnavailable, (await Assert.ThrowsAsync<RelayException>(() => request.WaitAsync(Wait.Default))).Status);
+            Assert.InRange(nodes.Backplanes[slow].Backplane.ReceiveDropped, 315, 320); // 5 places at most, fewer when heartbeats wait in some
+            Assert.Equal(0, nodes.Relays[slow].Cluster!.DropsUnanswered);
+        }
+        finally
+        {
+            gated.Gate.Set();
+        }
+    }
+
+    [RedisFact]
+    public async Task A_node_that_is_behind_answers_at_most_100_dropped_envelopes_a_second()
+    {
+        await using var nodes = await RelayNodes.StartAsync(1, nodeTimeout: TimeSpan.FromSeconds(20));
+        GatedRelay? gated = null;
+        var slow = await nodes.AddNodeAsync(wrap: b => gated = new GatedRelay(b), bounds: o => o.MaxReceiveBacklog = 5);
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(slow, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
+        var backplane = nodes.Backplanes[slow].Backplane;
+        var cluster = nodes.Relays[slow].Cluster!;
+        long Answered() => nodes.Relays[slow].GetStatistics().RefusalsOf(RelayStatus.NodeUnavailable);
+
+        gated!.Gate.Reset();
+        try
+        {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            for (var i = 0; i < 1000; i++)
+                Assert.True(alice.Send(bob.PeerId, new MessageEnvelope("one"), new Sample { A = i }));
+            await Wait.UntilAsync(
+                () => backplane.ReceiveDropped >= 995 && Answered() + cluster.DropsUnanswered == backplane.ReceiveDropped,
+                () => $"1,000 messages to bob dropped past 5 places and each answered or not: {backplane.ReceiveDropped} dropped, {Answered()} answered, {cluster.DropsUnanswered} not");
+            var elapsed = clock.Elapsed.TotalSeconds;
+
+            // A token bucket: 100 at once, 100 more a second.
+            Assert.InRange(Answered(), 100, 100 + (long)Math.Ceiling(100 * elapsed));
+            Assert.True(cluster.DropsUnanswered > 0 || elapsed > 9, $"{Answered()} answered in {elapsed:0.00} s");
+        }
+        finally
+        {
+            gated.Gate.Set();
+        }
+    }
+
+    [RedisFact]
     public async Task A_room_message_from_another_node_is_charged_once_per_member_on_the_node_of_the_members()
     {
         // Node 1 lets a sender have 10 messages a second relayed: a room message to its 3 members costs 3.
