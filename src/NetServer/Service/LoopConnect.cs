@@ -32,6 +32,8 @@ internal sealed class LoopConnect : IPollOwner
     /// </summary>
     public async ValueTask<SocketResult> ConnectAsync(Socket socket, EndPoint endpoint)
     {
+        if (Volatile.Read(ref _aborted) != 0)
+            return new SocketResult(0, SocketError.OperationAborted); // cancelled before it began
         socket.Blocking = false;
         try
         {
@@ -43,7 +45,7 @@ internal sealed class LoopConnect : IPollOwner
             // Under way. A nearby peer (loopback, a LAN) has usually answered by now: then the
             // connect ends here, without a registration and two thread hops for the poller's signal.
             if (Ended(socket) is { } early)
-                return early;
+                return Volatile.Read(ref _aborted) != 0 ? new SocketResult(0, SocketError.OperationAborted) : early;
         }
         catch (SocketException e)
         {
