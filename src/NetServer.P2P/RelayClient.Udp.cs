@@ -136,8 +136,12 @@ public partial class RelayClient : IUdpOwner
         }
     }
 
-    /// <summary>The pair key the relay sent (a reply or a plain message): its session, made once per peer.</summary>
-    private PeerUdp? InstallPair(UdpPairMessage message)
+    /// <summary>
+    /// The pair key the relay sent (a reply or a plain message): its session, made once per peer. A
+    /// plain message with another pair id replaces the key held: relay nodes whose peers asked for
+    /// one pair at once, each on its node, agree on one key and send it (docs/scale-out.md).
+    /// </summary>
+    private PeerUdp? InstallPair(UdpPairMessage message, bool replaces = false)
     {
         var peer = GuidBytes.Read(message.PeerId);
         if (_udp is not { } udp || peer == Guid.Empty || message.Secret is not { Length: SecureUdpSession.SecretLength } secret)
@@ -146,12 +150,18 @@ public partial class RelayClient : IUdpOwner
         {
             lock (_pairs)
             {
+                var pairId = GuidBytes.Read(message.PairId);
                 if (_pairs.TryGetValue(peer, out var existing))
-                    return existing;
+                {
+                    if (!replaces || existing.PairId == pairId)
+                        return existing;
+                    ClosePair(peer);
+                }
+
                 var me = PeerId;
-                var context = UdpFraming.PairContext(GuidBytes.Read(message.PairId), message.Initiator ? me : peer, message.Initiator ? peer : me);
+                var context = UdpFraming.PairContext(pairId, message.Initiator ? me : peer, message.Initiator ? peer : me);
                 var session = new SecureUdpSession(secret, context, message.Initiator ? SecureUdpRole.Initiator : SecureUdpRole.Responder, message.LocalIndex, message.RemoteIndex);
-                var pair = new PeerUdp(peer, session, message.Initiator);
+                var pair = new PeerUdp(peer, session, message.Initiator, pairId);
                 _pairs[peer] = pair;
                 udp.Add(pair);
                 return pair;

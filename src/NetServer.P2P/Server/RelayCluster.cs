@@ -17,7 +17,8 @@ namespace NetServer.P2P.Server;
 /// for dead and its peers leave. Registry work runs under the relay's view lock, so the deltas the
 /// local peers get stay in version order. All of this is published as
 /// <see cref="RelayNodeTraffic.Control"/>, which the backplane never refuses for the peers' sake;
-/// envelopes and the refusals they cause are <see cref="RelayNodeTraffic.Peer"/>.
+/// envelopes, the refusals they cause, pair keys and relayed datagrams (RelayCluster.Udp.cs) are
+/// <see cref="RelayNodeTraffic.Peer"/>.
 /// </summary>
 internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 {
@@ -117,6 +118,12 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
                 return;
             case ClusterKind.Status:
                 OnStatus(node, message);
+                return;
+            case ClusterKind.UdpPair:
+                OnUdpPair(node, message);
+                return;
+            case ClusterKind.UdpDatagram:
+                OnUdpDatagram(node, message);
                 return;
         }
 
