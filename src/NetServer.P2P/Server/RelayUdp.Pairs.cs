@@ -16,6 +16,16 @@ internal sealed partial class RelayUdp
     private readonly HashSet<uint> _clientIndexes = [];
     private readonly Dictionary<(Guid, Guid), PairEntry> _pairs = [];
 
+    /// <summary>Pair keys this node keeps now (with a peer of another node too).</summary>
+    public int PairCount
+    {
+        get
+        {
+            lock (_lock)
+                return _pairs.Count;
+        }
+    }
+
     /// <summary>
     /// The peer left: its session, its indexes and its pairs go, with the surviving peer's index of
     /// each pair (else a peer pairing with a victim and leaving, again and again, would fill the
