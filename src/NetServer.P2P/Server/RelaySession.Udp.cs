@@ -84,7 +84,7 @@ internal sealed partial class RelaySession
         {
             udp.Unpair(peer.Id, other, mine.PairId);
             _relay.CountRefusal(RelayStatus.NodeUnavailable);
-            SendStatus(peer, RelayStatus.NodeUnavailable, requestId, Guid.Empty, other, Unreachable(other));
+            SendStatus(peer, RelayStatus.NodeUnavailable, requestId, Guid.Empty, other, $"Peer {other} is on another relay node, and the backplane did not take its pair key (full or down).");
             return;
         }
 
