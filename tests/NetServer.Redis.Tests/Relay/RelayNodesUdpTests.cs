@@ -182,8 +182,8 @@ public sealed class RelayNodesUdpTests
     public async Task A_backplane_that_refuses_peer_traffic_fails_the_pair_key_at_once_and_drops_datagrams_it_does_not_hold()
     {
         await using var nodes = await RelayNodes.StartAsync(1, configure: o => o.UdpEnabled = true);
-        Refusing? refusing = null;
-        var second = await nodes.AddNodeAsync(wrap: b => refusing = new Refusing(b), configure: o => o.UdpEnabled = true);
+        FilteringBackplane? refusing = null;
+        var second = await nodes.AddNodeAsync(wrap: b => refusing = new FilteringBackplane(b), configure: o => o.UdpEnabled = true);
         var alice = await nodes.ConnectAsync(second, "alice");
         var bob = await nodes.ConnectAsync(0, "bob");
         await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
@@ -202,49 +202,15 @@ public sealed class RelayNodesUdpTests
         await Wait.UntilAsync(() => bob.Datagrams.Count == 1, () => "the first datagram");
         refusing.Kind = ClusterKind.UdpDatagram;
         var dropped = nodes.Relays[second].Udp!.DatagramsDropped;
-        var refusals = refusing.Refused;
+        var refusals = refusing.Filtered;
         for (var i = 0; i < 10; i++)
             Assert.True(await alice.SendDatagramAsync(bob.PeerId, "lost"u8.ToArray()));
         await Wait.UntilAsync(() => nodes.Relays[second].Udp!.DatagramsDropped >= dropped + 10, () => $"10 datagrams dropped, {nodes.Relays[second].Udp!.DatagramsDropped - dropped} so far");
-        Assert.Equal(10, refusing.Refused - refusals);
+        Assert.Equal(10, refusing.Filtered - refusals);
 
         refusing.Kind = null;
         Assert.True(await alice.SendDatagramAsync(bob.PeerId, "later"u8.ToArray()));
         await Wait.UntilAsync(() => bob.Datagrams.Count == 2, () => "the datagram after the refusals");
         Assert.Equal(["through", "later"], bob.Datagrams.Select(d => Encoding.ASCII.GetString(d.Payload)));
-    }
-
-    /// <summary>A backplane that refuses (as when full) the node messages of one kind, and passes everything else.</summary>
-    private sealed class Refusing(IRelayBackplane inner) : IRelayBackplane
-    {
-        private int _refused;
-        private volatile int _kind = -1;
-
-        public ClusterKind? Kind
-        {
-            get => _kind < 0 ? null : (ClusterKind)_kind;
-            set => _kind = value is { } kind ? (int)kind : -1;
-        }
-
-        public int Refused => System.Threading.Volatile.Read(ref _refused);
-
-        public Guid NodeId => inner.NodeId;
-
-        public bool IsConnected => inner.IsConnected;
-
-        public void Attach(IRelayNodeReceiver receiver) => inner.Attach(receiver);
-
-        public void Detach(IRelayNodeReceiver receiver) => inner.Detach(receiver);
-
-        public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic)
-        {
-            if (ClusterMessage.TryReadKind(message.Span, out var kind) && kind == Kind)
-            {
-                System.Threading.Interlocked.Increment(ref _refused);
-                return Task.FromResult(false);
-            }
-
-            return inner.PublishAsync(node, message, traffic);
-        }
     }
 }
