@@ -63,13 +63,27 @@ internal sealed partial class RelayCluster
         else if (udp.AcceptFromNode(from, target, pairId, fromIndex, toIndex, secret, _relay.Limits.MaxUdpPairsPerPeer, out status) is { } view)
             target.Session.SendAsync(new MessageEnvelope(RelayKinds.UdpSession) { To = target.Id }, view);
 
-        if (status == RelayStatus.Ok)
-            return;
+        if (status != RelayStatus.Ok)
+            PairRefused(node, from, to, status);
+    }
+
+    /// <summary>The backplane dropped a pair key for this node unhandled (this node is behind): its requester is told, as for a refused one.</summary>
+    private void OnUdpPairDropped(Guid node, ReadOnlySpan<byte> message)
+    {
+        if (ClusterMessage.TryReadUdpPair(message, out var from, out var to, out _, out _, out _, out _)
+            && _relay.FindRemote(from) is { HasLeft: false } sender && sender.Node == node)
+            PairRefused(node, from, to, RelayStatus.NodeUnavailable);
+    }
+
+    /// <summary>Tells the requester of a pair key, through its node, that this node did not give it to its peer (a plain relay/status: the requester's reply is out already).</summary>
+    private void PairRefused(Guid node, Guid from, Guid to, RelayStatus status)
+    {
         _relay.CountRefusal(status);
         var detail = status switch
         {
-            RelayStatus.UnknownPeer => $"Peer {to} left.",
+            RelayStatus.UnknownPeer => $"Peer {to} left before its UDP pair key came.",
             RelayStatus.Unsupported => $"The relay node of peer {to} has no UDP port.",
+            RelayStatus.NodeUnavailable => $"The relay node of peer {to} is overloaded and dropped its UDP pair key.",
             _ => $"Peer {to} holds the most UDP pair keys its relay node allows ({_relay.Limits.MaxUdpPairsPerPeer}).",
         };
         Publish(node, ClusterMessage.Status(from, status, 0, Guid.Empty, to, detail), RelayNodeTraffic.Peer);

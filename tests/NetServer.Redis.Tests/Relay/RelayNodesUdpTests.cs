@@ -213,4 +213,25 @@ public sealed class RelayNodesUdpTests
         await Wait.UntilAsync(() => bob.Datagrams.Count == 2, () => "the datagram after the refusals");
         Assert.Equal(["through", "later"], bob.Datagrams.Select(d => Encoding.ASCII.GetString(d.Payload)));
     }
+
+    [RedisFact]
+    public async Task A_pair_key_the_other_node_refuses_over_its_limit_reaches_the_requesters_OnDeliveryFailed()
+    {
+        await using var nodes = await RelayNodes.StartAsync(2, configure: o => { o.UdpEnabled = true; o.MaxUdpPairsPerPeer = 1; });
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(1, "bob");
+        var dave = await nodes.ConnectAsync(1, "dave");
+        await RelayNodes.AllSeeAsync([alice, bob, dave], alice, bob, dave);
+        foreach (var peer in new[] { alice, bob, dave })
+            Assert.True(await peer.UdpReady.WaitAsync(s_ready));
+
+        // Bob holds his one pair key (with dave); alice's node cannot know that, bob's node refuses hers.
+        Assert.True(await bob.SendDatagramAsync(dave.PeerId, "local"u8.ToArray()));
+        Assert.True(await alice.SendDatagramAsync(bob.PeerId, "x"u8.ToArray()));
+        await Wait.UntilAsync(() => !alice.Failures.IsEmpty, () => "the refusal from bob's node");
+        var failure = alice.Failures.Single();
+        Assert.Equal((RelayStatus.ResourceLimitExceeded, bob.PeerId), (failure.Status, failure.To));
+        Assert.Null(bob.PairSessionForTests(alice.PeerId));
+        Assert.Equal(1, nodes.Relays[1].Udp!.PairCount); // bob and dave's only
+    }
 }
