@@ -83,7 +83,7 @@ public partial class RelayClient
                 OnStatus(message.Unpack<StatusMessage>());
                 break;
             case RelayKind.UdpSession:
-                InstallPair(message.Unpack<UdpPairMessage>());
+                InstallPair(message.Unpack<UdpPairMessage>(), replaces: true);
                 break;
             case RelayKind.UdpDatagram:
                 _udp?.ReceiveCarried(message.Payload);

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
@@ -116,28 +117,54 @@ public partial class RelayClient : IUdpOwner
         return _connection.SendAsync(new MessageEnvelope(RelayKinds.UdpDatagram) { To = RelayAddresses.Relay, Payload = bytes });
     }
 
+    /// <summary>
+    /// The pair key with <paramref name="peer"/>, asked of the relay once however many callers wait
+    /// for it. The request is in the table before it starts and leaves it before it completes: one
+    /// that finished at once cannot stay behind (a later call would get its old outcome), and a
+    /// caller that saw it fail asks again.
+    /// </summary>
     private Task<PeerUdp> PairAsync(Guid peer, CancellationToken cancellationToken)
     {
-        var request = _pairRequests.GetOrAdd(peer, id => RequestPairAsync(id));
+        TaskCompletionSource<PeerUdp>? asked = null;
+        var request = _pairRequests.GetOrAdd(peer, _ => (asked = new TaskCompletionSource<PeerUdp>(TaskCreationOptions.RunContinuationsAsynchronously)).Task);
+        if (asked is not null && ReferenceEquals(request, asked.Task))
+            _ = CompletePairRequestAsync(peer, asked);
         return cancellationToken.CanBeCanceled ? Internal.TaskWaits.WaitAsync(request, Timeout.InfiniteTimeSpan, cancellationToken) : request;
+    }
+
+    private async Task CompletePairRequestAsync(Guid peer, TaskCompletionSource<PeerUdp> asked)
+    {
+        PeerUdp? pair = null;
+        Exception? failure = null;
+        try
+        {
+            pair = await RequestPairAsync(peer).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            failure = e;
+        }
+
+        ((ICollection<KeyValuePair<Guid, Task<PeerUdp>>>)_pairRequests).Remove(new KeyValuePair<Guid, Task<PeerUdp>>(peer, asked.Task));
+        if (failure is null)
+            asked.TrySetResult(pair!);
+        else
+            asked.TrySetException(failure);
     }
 
     private async Task<PeerUdp> RequestPairAsync(Guid peer)
     {
-        try
-        {
-            var request = new MessageEnvelope(RelayKinds.UdpSession).Pack(new UdpPairRequestMessage { PeerId = GuidBytes.ToArray(peer) });
-            var reply = await AskRelayAsync(request, ControlTimeout, CancellationToken.None).ConfigureAwait(false);
-            return InstallPair(reply.Unpack<UdpPairMessage>()) ?? throw new RelayException(RelayStatus.Unsupported, "No UDP socket: the relay announced no UDP port.");
-        }
-        finally
-        {
-            _pairRequests.TryRemove(peer, out _);
-        }
+        var request = new MessageEnvelope(RelayKinds.UdpSession).Pack(new UdpPairRequestMessage { PeerId = GuidBytes.ToArray(peer) });
+        var reply = await AskRelayAsync(request, ControlTimeout, CancellationToken.None).ConfigureAwait(false);
+        return InstallPair(reply.Unpack<UdpPairMessage>()) ?? throw new RelayException(RelayStatus.Unsupported, "No UDP socket: the relay announced no UDP port.");
     }
 
-    /// <summary>The pair key the relay sent (a reply or a plain message): its session, made once per peer.</summary>
-    private PeerUdp? InstallPair(UdpPairMessage message)
+    /// <summary>
+    /// The pair key the relay sent (a reply or a plain message): its session, made once per peer. A
+    /// plain message with another pair id replaces the key held: relay nodes whose peers asked for
+    /// one pair at once, each on its node, agree on one key and send it (docs/scale-out.md).
+    /// </summary>
+    private PeerUdp? InstallPair(UdpPairMessage message, bool replaces = false)
     {
         var peer = GuidBytes.Read(message.PeerId);
         if (_udp is not { } udp || peer == Guid.Empty || message.Secret is not { Length: SecureUdpSession.SecretLength } secret)
@@ -146,12 +173,18 @@ public partial class RelayClient : IUdpOwner
         {
             lock (_pairs)
             {
+                var pairId = GuidBytes.Read(message.PairId);
                 if (_pairs.TryGetValue(peer, out var existing))
-                    return existing;
+                {
+                    if (!replaces || existing.PairId == pairId)
+                        return existing;
+                    ClosePair(peer);
+                }
+
                 var me = PeerId;
-                var context = UdpFraming.PairContext(GuidBytes.Read(message.PairId), message.Initiator ? me : peer, message.Initiator ? peer : me);
+                var context = UdpFraming.PairContext(pairId, message.Initiator ? me : peer, message.Initiator ? peer : me);
                 var session = new SecureUdpSession(secret, context, message.Initiator ? SecureUdpRole.Initiator : SecureUdpRole.Responder, message.LocalIndex, message.RemoteIndex);
-                var pair = new PeerUdp(peer, session, message.Initiator);
+                var pair = new PeerUdp(peer, session, message.Initiator, pairId);
                 _pairs[peer] = pair;
                 udp.Add(pair);
                 return pair;

@@ -7,7 +7,7 @@ namespace NetServer.P2P;
 /// </summary>
 public enum RelayNodeTraffic
 {
-    /// <summary>What peers send: routed envelopes (to a peer, to everyone, to a room) and the refusals they cause on the addressee's node. Refused first when the backplane is full.</summary>
+    /// <summary>What peers send: routed envelopes (to a peer, to everyone, to a room), the refusals they cause on the addressee's node, UDP pair keys and relayed datagrams. Refused first when the backplane is full.</summary>
     Peer = 0,
 
     /// <summary>The cluster's upkeep: heartbeats, the registry (joins, departures, a node's whole list and the request for it) and a node's goodbye. Few, at rates the relays set themselves.</summary>

@@ -35,13 +35,14 @@ public partial class RelayServer
         return true;
     }
 
-    /// <summary>Takes a peer of another node off the list (under the view lock): the local peers are told, requests waiting for it fail at their clients.</summary>
+    /// <summary>Takes a peer of another node off the list (under the view lock): the local peers are told, requests waiting for it fail at their clients, its UDP pairs here go.</summary>
     internal void RemoveRemoteLocked(RemotePeerState peer)
     {
         if (!_remotePeers.TryGetValue(peer.Id, out var listed) || !ReferenceEquals(listed, peer))
             return;
         _remotePeers.TryRemove(peer.Id, out _);
         peer.HasLeft = true;
+        _udp?.ForgetRemote(peer.Id);
         var version = System.Threading.Interlocked.Increment(ref _version);
         Announce(_peerArray, Control(RelayKinds.PeerLeft), new PeerLeftMessage { Version = version, PeerId = GuidBytes.ToArray(peer.Id) });
     }
@@ -76,7 +77,10 @@ public partial class RelayServer
         lock (_viewLock)
         {
             foreach (var peer in _remotePeers.Values)
+            {
                 peer.HasLeft = true;
+                _udp?.ForgetRemote(peer.Id);
+            }
             _remotePeers.Clear();
             System.Threading.Interlocked.Increment(ref _version);
         }

@@ -8,7 +8,7 @@ namespace NetServer.P2P.Client;
 /// A client's UDP state with one peer: the pair's secure session (its receive index finds it), the
 /// direct endpoint once a punch succeeded, and the counters of <see cref="PeerStatistics"/>.
 /// </summary>
-internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initiator)
+internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initiator, Guid pairId = default)
 {
     private long _bytesDirectSent;
     private long _bytesDirectReceived;
@@ -22,6 +22,9 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
     public Guid PeerId { get; } = peerId;
 
     public SecureUdpSession Session { get; } = session;
+
+    /// <summary>The relay's id of the pair key (a key sent again with another id replaces this one).</summary>
+    public Guid PairId { get; } = pairId;
 
     /// <summary>True for the peer that asked the relay for the pair key (the session's initiator).</summary>
     public bool Initiator { get; } = initiator;

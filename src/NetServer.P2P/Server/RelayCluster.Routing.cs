@@ -104,13 +104,20 @@ internal sealed partial class RelayCluster
     /// <summary>
     /// The backplane dropped an envelope for this node unhandled (this node is behind): the sender
     /// of one to a single peer is told at once, so that its request fails rather than times out,
-    /// at most <see cref="DropRepliesPerSecond"/> a second (past that, requests time out). Messages
-    /// to everyone or to a room are lost silently (at most once), as the cluster's other losses are,
-    /// and spend nothing of that budget. Runs beside <see cref="OnNodeMessage"/>: it reads only the
+    /// at most <see cref="DropRepliesPerSecond"/> a second (past that, requests time out). So is the
+    /// requester of a UDP pair key (RelayCluster.Udp.cs). Messages to everyone or to a room, and
+    /// relayed datagrams, are lost silently (at most once), as the cluster's other losses are, and
+    /// spend nothing of that budget. Runs beside <see cref="OnNodeMessage"/>: it reads only the
     /// message and concurrent maps.
     /// </summary>
     public void OnNodeMessageDropped(Guid node, ReadOnlySpan<byte> message)
     {
+        if (ClusterMessage.TryReadKind(message, out var pairKind) && pairKind == ClusterKind.UdpPair)
+        {
+            OnUdpPairDropped(node, message);
+            return;
+        }
+
         if (!ClusterMessage.TryReadKind(message, out var kind) || kind != ClusterKind.Envelope
             || !ClusterMessage.TryReadEnvelope(message, out var from, out var to, out var envelope) || to == RelayAddresses.Everyone
             || _relay.FindRemote(from) is not { HasLeft: false } sender || sender.Node != node

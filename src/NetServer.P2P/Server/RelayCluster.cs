@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
@@ -14,17 +15,18 @@ namespace NetServer.P2P.Server;
 /// (RelayCluster.Routing.cs). Each node heartbeats its current <c>seq</c>: a node that sees a gap,
 /// or a seq it does not have, asks for the whole list (State), so a lost message (Redis restarted,
 /// a resubscription) is repaired within a heartbeat. A node silent for the node timeout is taken
-/// for dead and its peers leave. Registry work runs under the relay's view lock, so the deltas the
+/// for dead and its peers leave; any message heard from it counts, not only its heartbeats. Registry work runs under the relay's view lock, so the deltas the
 /// local peers get stay in version order. All of this is published as
 /// <see cref="RelayNodeTraffic.Control"/>, which the backplane never refuses for the peers' sake;
-/// envelopes and the refusals they cause are <see cref="RelayNodeTraffic.Peer"/>.
+/// envelopes, the refusals they cause, pair keys and relayed datagrams (RelayCluster.Udp.cs) are
+/// <see cref="RelayNodeTraffic.Peer"/>.
 /// </summary>
 internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 {
     private readonly RelayServer _relay;
     private readonly IRelayBackplane _backplane;
     private readonly object _lock;
-    private readonly Dictionary<Guid, RemoteNode> _nodes = [];
+    private readonly ConcurrentDictionary<Guid, RemoteNode> _nodes = new(); // changed under the lock; read without it by Hear
     private readonly long _interval;
     private readonly long _timeout;
     private Timer? _timer;
@@ -125,11 +127,24 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
         switch (kind)
         {
+            case ClusterKind.Envelope or ClusterKind.RoomEnvelope or ClusterKind.Status or ClusterKind.UdpPair or ClusterKind.UdpDatagram:
+                Hear(node);
+                break;
+        }
+
+        switch (kind)
+        {
             case ClusterKind.Envelope or ClusterKind.RoomEnvelope:
                 OnEnvelope(node, message, toRoom: kind == ClusterKind.RoomEnvelope);
                 return;
             case ClusterKind.Status:
                 OnStatus(node, message);
+                return;
+            case ClusterKind.UdpPair:
+                OnUdpPair(node, message);
+                return;
+            case ClusterKind.UdpDatagram:
+                OnUdpDatagram(node, message);
                 return;
         }
 
@@ -151,7 +166,7 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
         }
 
         if (!_nodes.TryGetValue(node, out var entry))
-            _nodes.Add(node, entry = new RemoteNode(node));
+            _nodes[node] = entry = new RemoteNode(node);
         entry.LastHeard = now;
         if (kind == ClusterKind.SyncRequest)
         {
@@ -192,6 +207,18 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
             default:
                 return false;
         }
+    }
+
+    /// <summary>
+    /// A node whose peer traffic arrives is alive, whether or not its heartbeats do: they share the
+    /// control reserve with its registry churn and may come late behind it. Only a node this one
+    /// knows already (a heartbeat or a registry message made it one, with its seq) is kept; the
+    /// repair of a lost registry message stays the heartbeats' and the registry's.
+    /// </summary>
+    private void Hear(Guid node)
+    {
+        if (_nodes.TryGetValue(node, out var entry))
+            entry.LastHeard = Milliseconds.Now;
     }
 
     /// <summary>True when <paramref name="seq"/> is the node's next change (apply it); a gap asks for its list, an old one is dropped.</summary>
@@ -265,7 +292,7 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
     private void RemoveNodeLocked(RemoteNode entry)
     {
-        _nodes.Remove(entry.Id);
+        _nodes.TryRemove(entry.Id, out _);
         foreach (var peer in entry.Peers.Values)
             _relay.RemoveRemoteLocked(peer);
         entry.Peers.Clear();
@@ -336,7 +363,14 @@ internal sealed partial class RelayCluster : IRelayNodeReceiver, IDisposable
 
         public bool Synced { get; set; }
 
-        public long LastHeard { get; set; }
+        private long _lastHeard;
+
+        /// <summary>Set under the lock by the registry, and without it by <see cref="Hear"/> (the reader of the node messages).</summary>
+        public long LastHeard
+        {
+            get => Volatile.Read(ref _lastHeard);
+            set => Volatile.Write(ref _lastHeard, value);
+        }
 
         public long SyncAsked { get; set; } = long.MinValue / 2;
     }

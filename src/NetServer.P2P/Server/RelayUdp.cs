@@ -1,6 +1,6 @@
 using System;
+using System.Buffers;
 using System.Collections.Concurrent;
-using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading;
@@ -20,15 +20,12 @@ namespace NetServer.P2P.Server;
 /// this relay made but keeps in no session: it only copies those bytes. A destination that never
 /// bound (UDP blocked) gets the same bytes over TLS (relay/udp).
 /// </summary>
-internal sealed class RelayUdp : IDisposable
+internal sealed partial class RelayUdp : IDisposable
 {
     private readonly RelayServer _relay;
     private readonly Socket _socket;
     private readonly SecureUdpSessionTable _table = new();
     private readonly ConcurrentDictionary<uint, RelayPeerState> _byIndex = new();
-    private readonly object _lock = new();
-    private readonly HashSet<uint> _clientIndexes = [];
-    private readonly Dictionary<(Guid, Guid), (RelayPeerState Initiator, RelayPeerState Responder, UdpPairMessage Pair)> _pairs = [];
     private readonly byte[] _receive = new byte[65_536];
     private readonly byte[] _send = new byte[65_536]; // the receive loop's: it forwards from one thread
     private long _datagramsReceived;
@@ -86,99 +83,51 @@ internal sealed class RelayUdp : IDisposable
     }
 
     /// <summary>
-    /// The peer left: its session, its indexes and its pairs go, with the surviving peer's index of
-    /// each pair (else a peer pairing with a victim and leaving, again and again, would fill the
-    /// victim's pair keys). The survivor drops its pair session on relay/peer-left.
-    /// </summary>
-    public void Detach(RelayPeerState peer)
-    {
-        lock (_lock)
-        {
-            foreach (var index in peer.UdpIndexes)
-                _clientIndexes.Remove(index);
-            peer.UdpIndexes.Clear();
-            var gone = new List<(Guid, Guid)>();
-            foreach (var key in _pairs.Keys)
-            {
-                if (key.Item1 == peer.Id || key.Item2 == peer.Id)
-                    gone.Add(key);
-            }
-
-            foreach (var key in gone)
-            {
-                if (_pairs.Remove(key, out var pair))
-                {
-                    var (survivor, survivorIndex) = pair.Initiator == peer ? (pair.Responder, pair.Pair.RemoteIndex) : (pair.Initiator, pair.Pair.LocalIndex);
-                    if (survivor.UdpIndexes.Remove(survivorIndex))
-                        _clientIndexes.Remove(survivorIndex);
-                    if (pair.Pair.Secret is { } secret)
-                        Array.Clear(secret, 0, secret.Length);
-                }
-            }
-        }
-
-        if (peer.Udp is { } session)
-        {
-            _table.Remove(session);
-            _byIndex.TryRemove(session.LocalIndex, out _);
-            session.Dispose();
-        }
-    }
-
-    /// <summary>
-    /// The pair key of <paramref name="requester"/> and <paramref name="other"/>: made once per pair
-    /// (a fresh secret, an index each, unique among the indexes each receives on), the requester's
-    /// view returned, the other's to be sent to it (null when the pair existed: it has it). Null when
-    /// either peer holds <paramref name="maxPairs"/> pair keys already (one index per pair, plus the relay's).
-    /// </summary>
-    public UdpPairMessage? Pair(RelayPeerState requester, RelayPeerState other, int maxPairs, out UdpPairMessage? forOther)
-    {
-        var key = requester.Id.CompareTo(other.Id) < 0 ? (requester.Id, other.Id) : (other.Id, requester.Id);
-        lock (_lock)
-        {
-            forOther = null;
-            if (_pairs.TryGetValue(key, out var existing))
-                return View(existing.Pair, existing.Initiator == requester, other.Id);
-            if (requester.UdpIndexes.Count > maxPairs || other.UdpIndexes.Count > maxPairs)
-                return null;
-
-            var initiatorIndex = NewClientIndexLocked(requester);
-            var responderIndex = NewClientIndexLocked(other);
-            var pair = new UdpPairMessage
-            {
-                PairId = GuidBytes.ToArray(Guid.NewGuid()),
-                Secret = SecureUdpSession.NewSecret(),
-                LocalIndex = initiatorIndex,
-                RemoteIndex = responderIndex,
-                Initiator = true,
-            };
-            _pairs[key] = (requester, other, pair);
-            forOther = View(pair, initiator: false, requester.Id);
-            return View(pair, initiator: true, other.Id);
-        }
-    }
-
-    /// <summary>
     /// Forwards a relayed datagram's [destination | inner] from <paramref name="source"/>: by UDP
-    /// when the destination has bound, else over TLS. <paramref name="scratch"/> is a buffer the
-    /// caller owns (at least the datagram plus 60 bytes).
+    /// when the destination has bound, else over TLS; to a peer of another node, as a backplane
+    /// message its node sends on (dropped when the backplane does not take it: never queued here).
+    /// <paramref name="scratch"/> is a buffer the caller owns (at least the datagram plus 60 bytes).
     /// </summary>
     public void Forward(RelayPeerState source, ReadOnlySpan<byte> destinationAndInner, byte[] scratch)
     {
         if (destinationAndInner.Length < GuidBytes.Size + SecureUdpSession.Overhead
-            || !GuidBytes.TryRead(destinationAndInner.Slice(0, GuidBytes.Size), out var to)
-            || _relay.FindPeer(to) is not { } destination || destination == source)
+            || !GuidBytes.TryRead(destinationAndInner.Slice(0, GuidBytes.Size), out var to) || to == source.Id)
         {
             Interlocked.Increment(ref _datagramsDropped);
             return;
         }
 
         var inner = destinationAndInner.Slice(GuidBytes.Size);
+        if (_relay.FindPeer(to) is { } destination)
+            Deliver(source.Id, destination, inner, scratch);
+        else if (_relay.FindRemote(to) is { HasLeft: false } remote && _relay.Cluster is { IsConnected: true } cluster)
+            _ = CountPublishedAsync(cluster.PublishDatagram(source.Id, remote, inner));
+        else
+            Interlocked.Increment(ref _datagramsDropped);
+    }
+
+    /// <summary>A relayed datagram a peer of another node sent to <paramref name="destination"/>, as its node forwarded it (RelayCluster.Routing.cs).</summary>
+    public void DeliverFromNode(Guid source, RelayPeerState destination, ReadOnlySpan<byte> inner)
+    {
+        var scratch = ArrayPool<byte>.Shared.Rent(inner.Length + GuidBytes.Size + (2 * SecureUdpSession.Overhead));
+        try
+        {
+            Deliver(source, destination, inner, scratch);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(scratch);
+        }
+    }
+
+    /// <summary>Sends <paramref name="inner"/> to a peer of this node as [source | inner] sealed with its session, or over TLS when it never bound.</summary>
+    private void Deliver(Guid source, RelayPeerState destination, ReadOnlySpan<byte> inner, byte[] scratch)
+    {
         if (destination.Udp is { RemoteEndpoint: { } endpoint } session)
         {
             // [source | inner] 14 bytes in, then sealed in place with the destination's session.
             var payload = scratch.AsSpan(SecureUdpSession.HeaderLength, GuidBytes.Size + inner.Length);
-            GuidBytes.Write(payload, source.Id);
+            GuidBytes.Write(payload, source);
             inner.CopyTo(payload.Slice(GuidBytes.Size));
             try
             {
@@ -209,7 +158,7 @@ internal sealed class RelayUdp : IDisposable
         }
 
         var bytes = new byte[GuidBytes.Size + inner.Length];
-        GuidBytes.Write(bytes, source.Id);
+        GuidBytes.Write(bytes, source);
         inner.CopyTo(bytes.AsSpan(GuidBytes.Size));
         var envelope = new MessageEnvelope(RelayKinds.UdpDatagram) { To = destination.Id, Payload = bytes };
         if (destination.Session.SendAsync(envelope))
@@ -218,32 +167,25 @@ internal sealed class RelayUdp : IDisposable
             Interlocked.Increment(ref _datagramsDropped);
     }
 
+    /// <summary>A datagram for another node counts as forwarded once the backplane took it, else as dropped (full or down: never held here).</summary>
+    private async Task CountPublishedAsync(Task<bool> published)
+    {
+        bool taken;
+        try
+        {
+            taken = await published.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            taken = false;
+        }
+
+        Interlocked.Increment(ref taken ? ref _datagramsForwarded : ref _datagramsDropped);
+    }
+
     public void Dispose()
     {
         _socket.Dispose();
-    }
-
-    /// <summary>One side's view of a pair (stored as the initiator's): the other peer's id, its own receive index first.</summary>
-    private static UdpPairMessage View(UdpPairMessage pair, bool initiator, Guid other) => new()
-    {
-        PeerId = GuidBytes.ToArray(other),
-        PairId = pair.PairId,
-        Secret = pair.Secret,
-        LocalIndex = initiator ? pair.LocalIndex : pair.RemoteIndex,
-        RemoteIndex = initiator ? pair.RemoteIndex : pair.LocalIndex,
-        Initiator = initiator,
-    };
-
-    private uint NewClientIndexLocked(RelayPeerState peer)
-    {
-        uint index;
-        do
-        {
-            index = (uint)System.Security.Cryptography.RandomNumberGenerator.GetInt32(1, int.MaxValue);
-        }
-        while (!_clientIndexes.Add(index));
-        peer.UdpIndexes.Add(index);
-        return index;
     }
 
     private async Task ReceiveLoopAsync()

@@ -34,18 +34,25 @@ internal enum ClusterKind : byte
 
     /// <summary>To all: an envelope a member of a room sent to it (the room's id is the same on every node); each node gives it to its own members.</summary>
     RoomEnvelope = 9,
+
+    /// <summary>To the responder's node: a pair key the requester's node made for a peer of each node (the responder's view to deliver).</summary>
+    UdpPair = 10,
+
+    /// <summary>To the destination's node: a relayed datagram (sealed end to end with the pair key) a peer of the sender sent through its UDP port.</summary>
+    UdpDatagram = 11,
 }
 
 /// <summary>
 /// The messages relay nodes exchange over an <see cref="IRelayBackplane"/>, version 1, binary:
 /// <c>[version][kind]</c> then, by kind, <c>seq</c> (8, big-endian), peer ids (16, RFC 9562 order as
 /// <see cref="GuidBytes"/>), names (2-byte length + UTF-8), an envelope as the sender's node stamped
-/// it (to the end). Readers refuse an unknown version or kind and anything short or left over.
+/// it, or a sealed datagram (to the end). Readers refuse an unknown version or kind and anything short or left over.
 /// </summary>
 internal static class ClusterMessage
 {
     public const byte Version = 1;
     public const int EnvelopeHeaderSize = 2 + 2 * GuidBytes.Size;
+    private const int UdpPairSize = 2 + (3 * GuidBytes.Size) + 8 + SecureUdpSession.SecretLength;
 
     public static byte[] Heartbeat(long seq) => Sequenced(ClusterKind.Heartbeat, seq, 0);
 
@@ -112,6 +119,43 @@ internal static class ClusterMessage
         at += GuidBytes.Size;
         text.CopyTo(message.AsSpan(at));
         return message;
+    }
+
+    /// <summary>
+    /// A pair key for <paramref name="responder"/> (a peer of the addressed node) and
+    /// <paramref name="initiator"/> (of the sender): [initiator | responder | pair id | initiator's
+    /// index (4) | responder's index (4) | secret (32)].
+    /// </summary>
+    public static byte[] UdpPair(Guid initiator, Guid responder, Guid pairId, uint initiatorIndex, uint responderIndex, ReadOnlySpan<byte> secret)
+    {
+        var message = new byte[UdpPairSize];
+        message[0] = Version;
+        message[1] = (byte)ClusterKind.UdpPair;
+        GuidBytes.Write(message.AsSpan(2), initiator);
+        GuidBytes.Write(message.AsSpan(2 + GuidBytes.Size), responder);
+        GuidBytes.Write(message.AsSpan(2 + (2 * GuidBytes.Size)), pairId);
+        var at = 2 + (3 * GuidBytes.Size);
+        BinaryPrimitives.WriteUInt32BigEndian(message.AsSpan(at), initiatorIndex);
+        BinaryPrimitives.WriteUInt32BigEndian(message.AsSpan(at + 4), responderIndex);
+        secret.CopyTo(message.AsSpan(at + 8));
+        return message;
+    }
+
+    public static bool TryReadUdpPair(ReadOnlySpan<byte> message, out Guid initiator, out Guid responder, out Guid pairId, out uint initiatorIndex, out uint responderIndex, out ReadOnlySpan<byte> secret)
+    {
+        initiator = responder = pairId = Guid.Empty;
+        initiatorIndex = responderIndex = 0;
+        secret = default;
+        if (message.Length != UdpPairSize)
+            return false;
+        GuidBytes.TryRead(message.Slice(2, GuidBytes.Size), out initiator);
+        GuidBytes.TryRead(message.Slice(2 + GuidBytes.Size, GuidBytes.Size), out responder);
+        GuidBytes.TryRead(message.Slice(2 + (2 * GuidBytes.Size), GuidBytes.Size), out pairId);
+        var at = 2 + (3 * GuidBytes.Size);
+        initiatorIndex = BinaryPrimitives.ReadUInt32BigEndian(message.Slice(at));
+        responderIndex = BinaryPrimitives.ReadUInt32BigEndian(message.Slice(at + 4));
+        secret = message.Slice(at + 8);
+        return initiatorIndex != 0 && responderIndex != 0;
     }
 
     /// <summary>The kind of <paramref name="message"/>; false for a short message or an unknown version.</summary>

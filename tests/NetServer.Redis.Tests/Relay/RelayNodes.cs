@@ -79,14 +79,19 @@ internal sealed class RelayNodes : IAsyncDisposable
     }
 
     /// <summary>A registered peer named <paramref name="name"/> on relay <paramref name="node"/>.</summary>
-    public async Task<TestPeer> ConnectAsync(int node, string name)
+    public Task<TestPeer> ConnectAsync(int node, string name) => ConnectAsync(new TestPeer(Endpoint(node)) { Name = name });
+
+    /// <summary>Registers <paramref name="peer"/> (made for <see cref="Endpoint"/>), disposed with the cluster.</summary>
+    public async Task<TestPeer> ConnectAsync(TestPeer peer)
     {
-        var peer = new TestPeer(new IPEndPoint(IPAddress.Loopback, Relays[node].Port)) { Name = name };
         lock (_clients)
             _clients.Add(peer);
         await peer.ConnectAsync().WaitAsync(Wait.Default);
         return peer;
     }
+
+    /// <summary>Relay <paramref name="node"/>'s TLS endpoint.</summary>
+    public IPEndPoint Endpoint(int node) => new(IPAddress.Loopback, Relays[node].Port);
 
     /// <summary>Waits until every peer lists exactly <paramref name="peers"/> (by id) and is synchronized.</summary>
     public static Task AllSeeAsync(IEnumerable<TestPeer> viewers, params TestPeer[] peers)

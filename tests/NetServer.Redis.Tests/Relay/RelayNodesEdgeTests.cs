@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Linq;
 using System.Threading.Tasks;
 using NetServer.P2P;
@@ -11,7 +12,8 @@ namespace NetServer.Redis.Tests.Relay;
 
 /// <summary>
 /// Relay nodes at their edges: a node id that comes back with a new relay after its Bye was lost,
-/// and a message to everyone that the sender's relay refused over its rate.
+/// a message to everyone that the sender's relay refused over its rate, and a node whose heartbeats
+/// are lost but whose peers' messages arrive.
 /// </summary>
 public sealed class RelayNodesEdgeTests
 {
@@ -20,14 +22,14 @@ public sealed class RelayNodesEdgeTests
     {
         await using var nodes = await RelayNodes.StartAsync(1);
         var alice = await nodes.ConnectAsync(0, "alice");
-        ByeDropping? lossy = null;
-        var first = await nodes.AddNodeAsync(wrap: b => lossy = new ByeDropping(b));
+        FilteringBackplane? lossy = null;
+        var first = await nodes.AddNodeAsync(wrap: b => lossy = new FilteringBackplane(b) { Kind = ClusterKind.Bye, Silently = true });
         var bob = await nodes.ConnectAsync(first, "bob");
         await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
 
         // The relay stops but its Bye never arrives (Redis blinked); a new relay takes the same backplane, so the same node id with a new count.
         Assert.True(nodes.Relays[first].Stop());
-        Assert.Equal(1, lossy!.Dropped);
+        Assert.Equal(1, lossy!.Filtered);
         var again = nodes.AddRelay(lossy);
         var carol = await nodes.ConnectAsync(again, "carol");
 
@@ -59,30 +61,37 @@ public sealed class RelayNodesEdgeTests
         Assert.Equal((0, 0, 0), (anna.Received, dave.Received, erin.Received));
     }
 
-    /// <summary>A backplane that loses this node's Bye (as when Redis is away at the stop) and passes everything else.</summary>
-    private sealed class ByeDropping(IRelayBackplane inner) : IRelayBackplane
+    [RedisFact]
+    public async Task A_node_whose_heartbeats_are_lost_stays_alive_while_its_peers_messages_arrive_and_is_dropped_once_they_stop()
     {
-        private int _dropped;
+        await using var nodes = await RelayNodes.StartAsync(1);
+        FilteringBackplane? lossy = null;
+        var quiet = await nodes.AddNodeAsync(wrap: b => lossy = new FilteringBackplane(b) { Silently = true });
+        var alice = await nodes.ConnectAsync(0, "alice");
+        var bob = await nodes.ConnectAsync(quiet, "bob");
+        await RelayNodes.AllSeeAsync([alice, bob], alice, bob);
 
-        public int Dropped => System.Threading.Volatile.Read(ref _dropped);
-
-        public Guid NodeId => inner.NodeId;
-
-        public bool IsConnected => inner.IsConnected;
-
-        public void Attach(IRelayNodeReceiver receiver) => inner.Attach(receiver);
-
-        public void Detach(IRelayNodeReceiver receiver) => inner.Detach(receiver);
-
-        public Task<bool> PublishAsync(Guid node, ReadOnlyMemory<byte> message, RelayNodeTraffic traffic)
+        // From now on none of bob's node's heartbeats reach node 0; bob's messages do, for three node timeouts.
+        lossy!.Kind = ClusterKind.Heartbeat;
+        var bobId = bob.PeerId;
+        var talking = Stopwatch.StartNew();
+        var sent = 0;
+        while (talking.Elapsed < 3 * RelayNodes.NodeTimeout)
         {
-            if (ClusterMessage.TryReadKind(message.Span, out var kind) && kind == ClusterKind.Bye)
-            {
-                System.Threading.Interlocked.Increment(ref _dropped);
-                return Task.FromResult(true);
-            }
-
-            return inner.PublishAsync(node, message, traffic);
+            Assert.True(bob.Send(alice.PeerId, new MessageEnvelope("alive")));
+            sent++;
+            await Task.Delay(RelayNodes.Heartbeat);
+            Assert.DoesNotContain(bobId, alice.LeftIds);
         }
+
+        Assert.True(lossy.Filtered >= 10, $"{lossy.Filtered} heartbeats lost");
+        await Wait.UntilAsync(() => alice.Received == sent, () => $"alice got {alice.Received} of {sent}");
+        Assert.Equal(1, nodes.Relays[0].RemotePeerCount);
+
+        // Silent now (no heartbeat, no message): taken for dead within the node timeout and a tick.
+        var silent = Stopwatch.StartNew();
+        await Wait.UntilAsync(() => alice.LeftIds.Contains(bobId), () => "node 0 to drop the silent node's peer");
+        Assert.True(silent.Elapsed < 2 * RelayNodes.NodeTimeout, $"dropped after {silent.Elapsed}");
+        Assert.Equal(0, nodes.Relays[0].RemotePeerCount);
     }
 }
