@@ -1,0 +1,21 @@
+using System.Net;
+using NetServer.P2P.Internal;
+using Xunit;
+
+namespace NetServer.P2P.Tests.Review;
+
+/// <summary>
+/// Review of 0b25008: addresses whose low 64 bits carry the host (an IPv4 client behind a stateless
+/// translator, RFC 6052/7915/7755; a Teredo client, RFC 4380) must not share one registration key:
+/// under the /64 rule every IPv4 client of a relay behind SIIT shares 64:ff9b::/64, so 64 peers of
+/// anyone lock the whole IPv4 internet out.
+/// </summary>
+public sealed class RegistrationKeyReviewTests
+{
+    [Theory]
+    [InlineData("64:ff9b::198.51.100.1", "64:ff9b::203.0.113.7")] // NAT64/SIIT well-known prefix
+    [InlineData("::ffff:0:198.51.100.1", "::ffff:0:203.0.113.7")] // IPv4-translated (RFC 2765)
+    [InlineData("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:63bf:3fff:fdd3")] // two Teredo clients of one server
+    public void Different_hosts_embedded_in_the_low_64_bits_get_different_keys(string a, string b) =>
+        Assert.NotEqual(IpAddresses.RegistrationKey(IPAddress.Parse(a)), IpAddresses.RegistrationKey(IPAddress.Parse(b)));
+}
