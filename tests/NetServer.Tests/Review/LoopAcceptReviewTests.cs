@@ -55,4 +55,52 @@ public sealed class LoopAcceptReviewTests
         Assert.True(client.SendAsync("ping"u8.ToArray()));
         Assert.Equal("ping", await echoed.Task.WaitAsync(s_timeout));
     }
+
+    // A connection accepted on one loop and set up on another (LoopSetUp) holds _starting until
+    // that loop runs it. A Stop made on that loop's thread outside a hook (posted work, a timer)
+    // waits for _starting with the set-up queued behind itself: it stalls for the 30 s timeout.
+    [Net10Fact("the loops poll sockets in the net10.0 build only")]
+    public async Task A_stop_made_on_a_loop_does_not_wait_for_a_set_up_queued_behind_it()
+    {
+        if (!OperatingSystem.IsLinux())
+            return;
+        using var service = new IoService(2);
+        Assert.True(service.Start());
+        await using var harness = new ServerHarness(TransportKind.Tcp);
+        harness.Server.Service = service;
+        Assert.True(harness.Start());
+
+        var proceed = new ManualResetEventSlim();
+        var stopped = new TaskCompletionSource<TimeSpan>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var blocked = service.Loops[1];
+        Assert.True(blocked.Post(() =>
+        {
+            proceed.Wait(s_timeout);
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            harness.Server.Stop();
+            stopped.TrySetResult(watch.Elapsed);
+        }));
+
+        // Connections until one is accepted on loop 0 and posted to loop 1 for its set-up.
+        var sockets = new System.Collections.Generic.List<System.Net.Sockets.Socket>();
+        try
+        {
+            for (var i = 0; i < 20 && blocked.Pending == 0; i++)
+            {
+                sockets.Add(await harness.ConnectRawAsync());
+                await Wait.UntilAsync(() => blocked.Pending > 0 || harness.Probe.Sessions.Count == sockets.Count, "the connection set up or queued", s_timeout);
+            }
+
+            Assert.True(blocked.Pending > 0, "no set-up was queued on loop 1");
+            proceed.Set();
+            var took = await stopped.Task.WaitAsync(TimeSpan.FromSeconds(60));
+            Assert.True(took < TimeSpan.FromSeconds(5), $"Stop on loop 1 took {took.TotalSeconds:0.0} s");
+        }
+        finally
+        {
+            proceed.Set();
+            foreach (var socket in sockets)
+                socket.Dispose();
+        }
+    }
 }
