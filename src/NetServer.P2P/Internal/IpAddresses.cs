@@ -24,15 +24,23 @@ internal static class IpAddresses
     /// What the per-address registration limit counts a peer under. An IPv6 host is given a whole
     /// /64 and may take any address in it (temporary addresses, RFC 4941, by the thousand), so an
     /// IPv6 peer counts under its /64 prefix; an IPv4 peer (mapped or not) under its address. A
-    /// link-local IPv6 address keeps its whole address: fe80::/64 is every host's on the link.
+    /// link-local IPv6 address keeps its whole address: fe80::/64 is every host's on the link. So
+    /// do addresses whose low 64 bits name the host rather than the network: an IPv4 client behind a
+    /// translator (64:ff9b::/96, RFC 6052; ::ffff:0:0/96, RFC 2765) counts under its IPv4 address,
+    /// a Teredo client (2001::/32, RFC 4380: one prefix per Teredo server) under its whole address,
+    /// a 6to4 site (2002::/16) under the IPv4 address inside.
     /// </summary>
     public static IPAddress RegistrationKey(IPAddress address)
     {
         address = Unmap(address);
-        if (address.AddressFamily != AddressFamily.InterNetworkV6 || address.IsIPv6LinkLocal)
+        if (address.AddressFamily != AddressFamily.InterNetworkV6 || address.IsIPv6LinkLocal || address.IsIPv6Teredo)
             return address;
         Span<byte> bytes = stackalloc byte[16];
         address.TryWriteBytes(bytes, out _);
+        if (bytes.Slice(0, 12).SequenceEqual(s_nat64WellKnown) || bytes.Slice(0, 12).SequenceEqual(s_ipv4Translated))
+            return new IPAddress(bytes.Slice(12));
+        if (bytes[0] == 0x20 && bytes[1] == 0x02)
+            return new IPAddress(bytes.Slice(2, 4)); // 6to4 (2002:V4::/48, RFC 3056): its 65,536 /64s are one IPv4 host's
         bytes.Slice(8).Clear();
         return new IPAddress(bytes);
     }
@@ -65,6 +73,7 @@ internal static class IpAddresses
     }
 
     private static readonly byte[] s_nat64WellKnown = [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+    private static readonly byte[] s_ipv4Translated = [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0]; // ::ffff:0:0/96
     private static readonly byte[] s_ipv4CompatiblePrefix = new byte[12];
 
     /// <summary>

@@ -146,6 +146,8 @@ internal sealed class LoopAcceptor : IPollOwner
             {
                 if (!_host.AcceptFailed(e.SocketErrorCode, _generation))
                     return;
+                if (e.SocketErrorCode is SocketError.InvalidArgument or SocketError.NotSocket or SocketError.OperationNotSupported)
+                    return; // no longer a listener (shut down under us): waiting again would spin
                 if (SocketErrors.IsResourceExhaustion(e.SocketErrorCode))
                     await PauseAsync(registration).ConfigureAwait(false);
                 continue;

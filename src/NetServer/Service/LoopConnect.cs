@@ -44,7 +44,9 @@ internal sealed class LoopConnect : IPollOwner
         {
             // Under way. A nearby peer (loopback, a LAN) has usually answered by now: then the
             // connect ends here, without a registration and two thread hops for the poller's signal.
-            if (Ended(socket) is { } early)
+            // Writable (or failed) first: SO_ERROR read while the connect is under way says 0, and a
+            // reset landing after that read would leave the socket writable, taken for connected.
+            if ((socket.Poll(0, SelectMode.SelectWrite) || socket.Poll(0, SelectMode.SelectError)) && Ended(socket) is { } early)
                 return Volatile.Read(ref _aborted) != 0 ? new SocketResult(0, SocketError.OperationAborted) : early;
         }
         catch (SocketException e)

@@ -74,8 +74,11 @@ internal sealed partial class Connection
         }
         else
         {
-            // The socket stays blocking because the stream over it (NetworkStream) refuses a
-            // non-blocking socket; its async calls never block.
+            // The socket is blocking because the stream over it (NetworkStream) refuses a
+            // non-blocking socket (its async calls never block); said here, since a socket
+            // accepted from a listener the loops polled comes non-blocking. Pinned to a loop,
+            // the loop's own stream takes it non-blocking again (PinTo).
+            socket.Blocking = true;
             _handshake = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
             _gate = new ReadGate();
         }

@@ -35,9 +35,22 @@ public abstract partial class StreamServer<TSession> : IAcceptHost
         Interlocked.Increment(ref _starting);
         var loop = OptionHooksOnLoop ? (Service ?? IoService.Ambient)?.NextLoop() : null;
         if (loop is not null && loop.IsCurrent)
-            StartSession(socket, generation, loop);
+            StartSessionOnLoop(socket, generation, loop);
         else if (loop is null || !loop.Post(new LoopSetUp(this, socket, generation, loop)))
             ThreadPool.UnsafeQueueUserWorkItem(s_startSession, (this, socket, generation)); // hooks on the thread pool, or the loop stopped
+    }
+
+    /// <summary>A set-up on a loop thread: a failure is reported, and the loop (its other connections, its accepting) goes on.</summary>
+    private void StartSessionOnLoop(Socket socket, int generation, IoLoop loop)
+    {
+        try
+        {
+            StartSession(socket, generation, loop);
+        }
+        catch (Exception e)
+        {
+            ReportException(e);
+        }
     }
 
     bool IAcceptHost.AcceptFailed(SocketError error, int generation)
@@ -51,13 +64,23 @@ public abstract partial class StreamServer<TSession> : IAcceptHost
 
     void IAcceptHost.LoopsAbandoned(Socket listener, int generation)
     {
-        if (_isAccepting && generation == Volatile.Read(ref _generation))
-            _ = AcceptLoopAsync(listener, generation);
+        if (!_isAccepting || generation != Volatile.Read(ref _generation))
+            return;
+        try
+        {
+            listener.Blocking = true; // as the runtime's accepts expect (sockets accepted inherit it)
+        }
+        catch (ObjectDisposedException)
+        {
+            return; // stopped meanwhile
+        }
+
+        _ = AcceptLoopAsync(listener, generation);
     }
 
     /// <summary>A connection accepted on one loop and set up on another (its hooks run there).</summary>
     private sealed class LoopSetUp(StreamServer<TSession> server, Socket socket, int generation, IoLoop loop) : ILoopWork
     {
-        public void Execute() => server.StartSession(socket, generation, loop);
+        public void Execute() => server.StartSessionOnLoop(socket, generation, loop);
     }
 }

@@ -189,9 +189,10 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
             var generation = Interlocked.Increment(ref _generation);
             _isStarted = true;
             _isAccepting = true;
+            var onLoops = StartLoopAccept(listener, generation); // before a Stop can see the server started
             Volatile.Write(ref _lifecycle, LifecycleStarted);
             DiagnoseStarted();
-            if (!StartLoopAccept(listener, generation))
+            if (!onLoops)
                 _ = AcceptLoopAsync(listener, generation);
         }
         catch
@@ -218,7 +219,8 @@ public abstract partial class StreamServer<TSession> : IDisposable, IAsyncDispos
         // Sessions accepted while the stop began finish their set-up (and then close themselves):
         // wait for the set-ups first, then for every session.
         var deadline = DateTime.UtcNow + StreamConnection.BlockingWaitTimeout;
-        if (!CallbackScope.IsActive)
+        // Not from a hook, nor from a loop's thread: a set-up may wait in that loop's queue, behind this very call.
+        if (!CallbackScope.IsActive && IoLoop.Current is null)
             _startsWait.WaitUntil(this, static s => Volatile.Read(ref s._starting) == 0, StreamConnection.BlockingWaitTimeout);
         for (var pass = 0; pass < 2; pass++)
         {

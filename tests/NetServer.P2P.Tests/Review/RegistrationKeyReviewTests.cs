@@ -18,4 +18,12 @@ public sealed class RegistrationKeyReviewTests
     [InlineData("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:63bf:3fff:fdd3")] // two Teredo clients of one server
     public void Different_hosts_embedded_in_the_low_64_bits_get_different_keys(string a, string b) =>
         Assert.NotEqual(IpAddresses.RegistrationKey(IPAddress.Parse(a)), IpAddresses.RegistrationKey(IPAddress.Parse(b)));
+
+    [Theory]
+    [InlineData("64:ff9b::198.51.100.1", "198.51.100.1")]
+    [InlineData("::ffff:0:198.51.100.1", "198.51.100.1")]
+    [InlineData("2002:c633:6401:1::1", "198.51.100.1")] // 6to4: every /64 of one IPv4 site counts as that IPv4 host
+    [InlineData("2002:c633:6401:ffff::2", "198.51.100.1")]
+    public void A_host_embedded_as_IPv4_counts_under_its_IPv4_address(string address, string key) =>
+        Assert.Equal(IPAddress.Parse(key), IpAddresses.RegistrationKey(IPAddress.Parse(address)));
 }
