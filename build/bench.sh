@@ -274,12 +274,23 @@ if [ -f "$reference" ] && command -v gcc >/dev/null; then
   "$bench" tcp reply --role client -p "$((port_ref + 5))" -c 100 -z 1 -q >/dev/null || true
   "$bench" ssl reply --role client -p "$((port_ref + 6))" -c 100 -z 1 -q >/dev/null || true
   reply_cpu() { field "$("$bench" "$1" reply --role client -p "$2" -c 100 -z "$seconds" -q --server-pid "$3" || true)" serverCpuNsPerMessage; }
-  cpu_ref=$(reply_cpu tcp "$port_ref" "$pid_ref")
-  for server in "tcp default $port_our $pid_our" "tcp loops $((port_ref + 5)) $pid_loops" \
-                "ssl default $((port_ref + 4)) $pid_ssl" "ssl loops $((port_ref + 6)) $pid_loops_ssl"; do
+  # Three alternating rounds (echoref, then each of ours), medians: one window of a few seconds on
+  # a shared machine swings by half (one run gave 1.89 for the loops where four rounds of 4 s gave 1.07).
+  servers=("tcp reference $port_ref $pid_ref" "tcp default $port_our $pid_our" "tcp loops $((port_ref + 5)) $pid_loops"
+           "ssl default $((port_ref + 4)) $pid_ssl" "ssl loops $((port_ref + 6)) $pid_loops_ssl")
+  declare -A reply_samples=()
+  for round in 1 2 3; do
+    for server in "${servers[@]}"; do
+      read -r protocol transport port pid <<<"$server"
+      reply_samples["$protocol $transport"]+="$(reply_cpu "$protocol" "$port" "$pid") "
+    done
+  done
+  median_of() { printf '%s\n' $1 | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+  cpu_ref=$(median_of "${reply_samples[tcp reference]}")
+  for server in "${servers[@]:1}"; do
     read -r protocol transport port pid <<<"$server"
-    cpu=$(reply_cpu "$protocol" "$port" "$pid")
-    summary+=("$(printf '%s reply client server CPU/msg vs echoref (plain tcp), 100 clients, %s transport: NetServer %s ns, echoref %s ns, ratio %s' \
+    cpu=$(median_of "${reply_samples[$protocol $transport]}")
+    summary+=("$(printf '%s reply client server CPU/msg vs echoref (plain tcp), 100 clients, %s transport: NetServer %s ns, echoref %s ns, ratio %s (medians of 3 alternating rounds)' \
       "$protocol" "$transport" "${cpu:-?}" "${cpu_ref:-?}" "$(ratio "${cpu:-0}" "${cpu_ref:-0}")")")
   done
 
