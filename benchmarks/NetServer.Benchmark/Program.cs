@@ -318,13 +318,27 @@ internal static partial class Program
         var counted = options.IsMessageProtocol || options.IsHttp || options.IsWebSocket;
         long Received() => clients.Sum(c => c.Counters.Received);
         long Messages() => counted ? clients.Sum(c => c.Counters.Messages) : Received() / options.Size;
+
+        // The window's edges: each client's bytes and messages read side by side, so that a pause
+        // of this thread between two sums over all clients (a preemption, a GC) cannot put a
+        // stretch of traffic in one count and not in the other.
+        (long Bytes, long Messages) Edge()
+        {
+            long bytes = 0, messages = 0;
+            foreach (var client in clients)
+            {
+                bytes += client.Counters.Received;
+                messages += client.Counters.Messages;
+            }
+
+            return (bytes, counted ? messages : bytes / options.Size);
+        }
         long Errors() => clients.Sum(c => c.Counters.Errors) + (server?.Errors ?? 0);
 
         using var ticking = new CancellationTokenSource();
         var ticks = TickEverySecondAsync(clients, ticking.Token);
         var watch = Stopwatch.StartNew();
-        var bytes0 = Received();
-        var messages0 = Messages();
+        var (bytes0, messages0) = Edge();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
         var serverCpu0 = options.ServerPid is { } pid0 ? ProcessCpu.Seconds(pid0) : null;
         AllocationTracer.Current?.StartWindow();
@@ -339,8 +353,7 @@ internal static partial class Program
             lastMessages = messages;
             return line;
         });
-        var bytes1 = Received();
-        var messages1 = Messages();
+        var (bytes1, messages1) = Edge();
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
         var serverCpu1 = options.ServerPid is { } pid1 ? ProcessCpu.Seconds(pid1) : null;
 
