@@ -29,13 +29,38 @@ public sealed class LoopAcceptTests
         return service;
     }
 
-    private static async Task<List<Socket>> ConnectAsync(ServerHarness harness, int count)
+    /// <summary>Raw sockets connected to the server under test, closed together.</summary>
+    private sealed class RawSockets(List<Socket> sockets) : IDisposable
+    {
+        public async Task EchoAllAsync()
+        {
+            foreach (var socket in sockets)
+                await EchoAsync(socket);
+        }
+
+        public void Dispose()
+        {
+            foreach (var socket in sockets)
+                socket.Dispose();
+        }
+    }
+
+    private static async Task<RawSockets> ConnectAsync(ServerHarness harness, int count)
     {
         var sockets = new List<Socket>();
-        for (var i = 0; i < count; i++)
-            sockets.Add(await harness.ConnectRawAsync());
-        await harness.Probe.WaitForSessionsAsync(count, s_timeout);
-        return sockets;
+        var connected = new RawSockets(sockets);
+        try
+        {
+            for (var i = 0; i < count; i++)
+                sockets.Add(await harness.ConnectRawAsync());
+            await harness.Probe.WaitForSessionsAsync(count, s_timeout);
+            return connected;
+        }
+        catch
+        {
+            connected.Dispose();
+            throw;
+        }
     }
 
     private static async Task EchoAsync(Socket socket)
@@ -77,21 +102,12 @@ public sealed class LoopAcceptTests
         };
         Assert.True(harness.Start());
 
-        var sockets = await ConnectAsync(harness, 6);
-        try
-        {
-            // OnConnected ran on the thread of the loop its session is pinned to, and the six
-            // sessions went to the two loops in turn.
-            Assert.All(connectThreads, name => Assert.StartsWith("NetServer loop ", name));
-            Assert.Equal([3, 3], loops.GroupBy(index => index).Select(g => g.Count()).OrderBy(n => n));
-            foreach (var socket in sockets)
-                await EchoAsync(socket);
-        }
-        finally
-        {
-            foreach (var socket in sockets)
-                socket.Dispose();
-        }
+        using var sockets = await ConnectAsync(harness, 6);
+        // OnConnected ran on the thread of the loop its session is pinned to, and the six
+        // sessions went to the two loops in turn.
+        Assert.All(connectThreads, name => Assert.StartsWith("NetServer loop ", name));
+        Assert.Equal([3, 3], loops.GroupBy(index => index).Select(g => g.Count()).OrderBy(n => n));
+        await sockets.EchoAllAsync();
     }
 
     [Net10Fact("the loops poll sockets in the net10.0 build only")]
@@ -106,18 +122,9 @@ public sealed class LoopAcceptTests
         harness.Probe.Connected = session => connectThreads.Enqueue(Thread.CurrentThread.Name);
         Assert.True(harness.Start());
 
-        var sockets = await ConnectAsync(harness, 4);
-        try
-        {
-            Assert.All(connectThreads, name => Assert.False(name?.StartsWith("NetServer loop ", StringComparison.Ordinal) ?? false, name));
-            foreach (var socket in sockets)
-                await EchoAsync(socket);
-        }
-        finally
-        {
-            foreach (var socket in sockets)
-                socket.Dispose();
-        }
+        using var sockets = await ConnectAsync(harness, 4);
+        Assert.All(connectThreads, name => Assert.False(name?.StartsWith("NetServer loop ", StringComparison.Ordinal) ?? false, name));
+        await sockets.EchoAllAsync();
     }
 
     [Net10Fact("the loops poll sockets in the net10.0 build only")]
@@ -129,8 +136,8 @@ public sealed class LoopAcceptTests
         Echo(harness);
         Assert.True(harness.Start());
         var endpoint = (IPEndPoint)harness.Endpoint;
-        using (var first = (await ConnectAsync(harness, 1))[0])
-            await EchoAsync(first);
+        using (var first = await ConnectAsync(harness, 1))
+            await first.EchoAllAsync();
 
         Assert.True(harness.Stop());
 
@@ -156,8 +163,8 @@ public sealed class LoopAcceptTests
         harness.Server.Service = service;
         Echo(harness);
         Assert.True(harness.Start());
-        using (var first = (await ConnectAsync(harness, 1))[0])
-            await EchoAsync(first);
+        using (var first = await ConnectAsync(harness, 1))
+            await first.EchoAllAsync();
 
         service.Dispose(); // its sessions end; the listener stays open
 
@@ -177,21 +184,12 @@ public sealed class LoopAcceptTests
         harness.Server.OptionMaxSessions = 2;
         Echo(harness);
         Assert.True(harness.Start());
-        var sockets = await ConnectAsync(harness, 2);
-        try
-        {
-            using var third = await harness.ConnectRawAsync();
-            await Wait.UntilAsync(() => harness.Server.RejectedSessions == 1, "the third connection refused");
-            var n = await third.ReceiveAsync(new byte[1], SocketFlags.None).WaitAsync(s_timeout);
-            Assert.Equal(0, n); // closed by the server
-            Assert.Equal(2, harness.Server.ConnectedSessions);
-            foreach (var socket in sockets)
-                await EchoAsync(socket);
-        }
-        finally
-        {
-            foreach (var socket in sockets)
-                socket.Dispose();
-        }
+        using var sockets = await ConnectAsync(harness, 2);
+        using var third = await harness.ConnectRawAsync();
+        await Wait.UntilAsync(() => harness.Server.RejectedSessions == 1, "the third connection refused");
+        var n = await third.ReceiveAsync(new byte[1], SocketFlags.None).WaitAsync(s_timeout);
+        Assert.Equal(0, n); // closed by the server
+        Assert.Equal(2, harness.Server.ConnectedSessions);
+        await sockets.EchoAllAsync();
     }
 }
