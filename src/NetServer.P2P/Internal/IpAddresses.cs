@@ -26,17 +26,25 @@ internal static class IpAddresses
     /// IPv6 peer counts under its /64 prefix; an IPv4 peer (mapped or not) under its address. A
     /// link-local IPv6 address keeps its whole address: fe80::/64 is every host's on the link. So
     /// do addresses whose low 64 bits name the host rather than the network: an IPv4 client behind a
-    /// translator (64:ff9b::/96, RFC 6052; ::ffff:0:0/96, RFC 2765) counts under its IPv4 address,
-    /// a Teredo client (2001::/32, RFC 4380: one prefix per Teredo server) under its whole address,
+    /// translator (64:ff9b::/96, RFC 6052; ::ffff:0:0:0/96, RFC 2765) counts under its IPv4 address,
+    /// a Teredo client (2001::/32, RFC 4380) under its own IPv4 (the last 32 bits, inverted),
     /// a 6to4 site (2002::/16) under the IPv4 address inside.
     /// </summary>
     public static IPAddress RegistrationKey(IPAddress address)
     {
         address = Unmap(address);
-        if (address.AddressFamily != AddressFamily.InterNetworkV6 || address.IsIPv6LinkLocal || address.IsIPv6Teredo)
+        if (address.AddressFamily != AddressFamily.InterNetworkV6 || address.IsIPv6LinkLocal)
             return address;
         Span<byte> bytes = stackalloc byte[16];
         address.TryWriteBytes(bytes, out _);
+        if (address.IsIPv6Teredo)
+        {
+            // The client's IPv4 is the last four bytes inverted; server, flags and port are the client's to choose.
+            for (var i = 12; i < 16; i++)
+                bytes[i] = (byte)~bytes[i];
+            return new IPAddress(bytes.Slice(12));
+        }
+
         if (bytes.Slice(0, 12).SequenceEqual(s_nat64WellKnown) || bytes.Slice(0, 12).SequenceEqual(s_ipv4Translated))
             return new IPAddress(bytes.Slice(12));
         if (bytes[0] == 0x20 && bytes[1] == 0x02)
@@ -73,7 +81,7 @@ internal static class IpAddresses
     }
 
     private static readonly byte[] s_nat64WellKnown = [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
-    private static readonly byte[] s_ipv4Translated = [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0]; // ::ffff:0:0/96
+    private static readonly byte[] s_ipv4Translated = [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0]; // ::ffff:0:0:0/96
     private static readonly byte[] s_ipv4CompatiblePrefix = new byte[12];
 
     /// <summary>

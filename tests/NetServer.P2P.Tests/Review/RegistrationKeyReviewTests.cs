@@ -24,6 +24,9 @@ public sealed class RegistrationKeyReviewTests
     [InlineData("::ffff:0:198.51.100.1", "198.51.100.1")]
     [InlineData("2002:c633:6401:1::1", "198.51.100.1")] // 6to4: every /64 of one IPv4 site counts as that IPv4 host
     [InlineData("2002:c633:6401:ffff::2", "198.51.100.1")]
+    [InlineData("2001:0:4136:e378:8000:63bf:3fff:fdd2", "192.0.2.45")] // Teredo: the client's IPv4, whatever server, flags and port
+    [InlineData("2001:0:4136:e378:8abc:63be:3fff:fdd2", "192.0.2.45")]
+    [InlineData("2001:0:c000:201:8000:63bf:3fff:fdd2", "192.0.2.45")]
     public void A_host_embedded_as_IPv4_counts_under_its_IPv4_address(string address, string key) =>
         Assert.Equal(IPAddress.Parse(key), IpAddresses.RegistrationKey(IPAddress.Parse(address)));
 }
