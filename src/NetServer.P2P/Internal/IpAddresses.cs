@@ -32,8 +32,9 @@ internal static class IpAddresses
     /// RFC 4380) under its own IPv4 (the last 32 bits, inverted), a 6to4 site (2002::/16) under the
     /// IPv4 address inside. An IPv4 address there that is not global is nobody's public address:
     /// such an address counts as an ordinary IPv6 one rather than share a key with that IPv4 host,
-    /// except under an operator's translator prefix, which may carry private addresses (RFC 6052
-    /// restricts only the well-known one): there the translated address, whole, is the key.
+    /// except under an operator's translator prefix or ::ffff:0:0:0/96, which may carry private
+    /// addresses (RFC 6052 restricts only the well-known one, RFC 2765 not at all): there the
+    /// translated address, whole (u octet and suffix zero), is the key, not ::/64 shared with ::1.
     /// </summary>
     public static RegistrationKey RegistrationKeyOf(IPAddress address, ReadOnlySpan<Nat64Prefix> translators)
     {
@@ -49,6 +50,8 @@ internal static class IpAddresses
                 return new RegistrationKey(new IPAddress(v4), null);
             if (translator is { IsWellKnown: false } operatorPrefix)
                 return new RegistrationKey(operatorPrefix.Embed(v4), null);
+            if (bytes.Slice(0, 12).SequenceEqual(s_ipv4Translated))
+                return new RegistrationKey(new IPAddress(bytes), null); // 96 fixed bits and the IPv4: no bit free
         }
 
         bytes.Slice(8).Clear();
