@@ -2,7 +2,6 @@ using System;
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
-using System.Collections.Generic;
 using System.Net;
 using System.Threading;
 using NetServer.P2P.Internal;
@@ -23,7 +22,7 @@ public partial class RelayServer
     private readonly object _viewLock = new();
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _peers = new();
     private readonly ConcurrentDictionary<Guid, RelayPeerState> _sessions = new();
-    private readonly Dictionary<IPAddress, int> _perAddress = []; // by IpAddresses.RegistrationKey: an IPv6 peer's /64
+    private readonly RegistrationCounts _registrationCounts = new(); // by IpAddresses.RegistrationKeyOf: an IPv6 peer's /64 and /48
     private readonly long[] _refusals = new long[(int)RelayStatus.NodeUnavailable + 1];
     private volatile RelayPeerState[] _peerArray = [];
     private long _version;
@@ -58,20 +57,18 @@ public partial class RelayServer
         registered = null;
         var limits = Limits;
         var address = (IpAddresses.Unmap(session.RemoteEndPoint) as IPEndPoint)?.Address;
-        var key = address is null ? null : IpAddresses.RegistrationKey(address);
+        // Kept on the peer: its departure takes back what was counted, whatever the limits by then.
+        RegistrationKey? key = address is null ? null : IpAddresses.RegistrationKeyOf(address, limits.Translators);
         RelayPeerState peer;
         lock (_viewLock)
         {
-            var count = 0;
-            if (key is not null && limits.MaxPeersPerAddress > 0 && _perAddress.TryGetValue(key, out count) && count >= limits.MaxPeersPerAddress)
+            if (key is { } counted && !_registrationCounts.TryAdd(counted, limits.MaxPeersPerAddress, limits.MaxPeersPerIPv6Site))
                 return RelayStatus.TooManyRegistrations;
 
             var version = Interlocked.Increment(ref _version);
-            peer = new RelayPeerState(session, NewId(), NewId(), name, address, limits, Milliseconds.Now) { JoinedVersion = version };
+            peer = new RelayPeerState(session, NewId(), NewId(), name, address, limits, Milliseconds.Now) { JoinedVersion = version, RegistrationKey = key };
             _peers[peer.Id] = peer;
             _sessions[peer.SessionId] = peer;
-            if (key is not null)
-                _perAddress[key] = count + 1;
             var peers = _peerArray;
             var grown = new RelayPeerState[peers.Length + 1];
             peers.CopyTo(grown, 0);
@@ -107,13 +104,8 @@ public partial class RelayServer
                 return;
             _sessions.TryRemove(peer.SessionId, out _);
             peer.HasLeft = true;
-            if (peer.Address is { } address && _perAddress.TryGetValue(address = IpAddresses.RegistrationKey(address), out var count))
-            {
-                if (count <= 1)
-                    _perAddress.Remove(address);
-                else
-                    _perAddress[address] = count - 1;
-            }
+            if (peer.RegistrationKey is { } key)
+                _registrationCounts.Remove(key);
 
             var peers = _peerArray;
             var index = Array.IndexOf(peers, peer);

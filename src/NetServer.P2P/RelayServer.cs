@@ -73,6 +73,7 @@ public partial class RelayServer : IDisposable
 
     /// <summary>Checks the options, then starts listening; false if already started.</summary>
     /// <exception cref="ArgumentOutOfRangeException">A limit in <see cref="Options"/> is out of range.</exception>
+    /// <exception cref="ArgumentException">A prefix in <see cref="RelayServerOptions.Nat64Prefixes"/> is not a translator prefix.</exception>
     public bool Start()
     {
         if (_host.IsStarted)

@@ -1,5 +1,7 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
+using NetServer.P2P.Internal;
 
 namespace NetServer.P2P;
 
@@ -12,8 +14,30 @@ public sealed class RelayServerOptions
     /// <summary>How long a connection may take from its TCP accept to its registration, TLS handshake included (default 10 s). Later: closed with <see cref="DisconnectReason.ProtocolError"/>.</summary>
     public TimeSpan RegistrationTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Registered peers from one source IP address at once (default 64; 0: no limit), an IPv6 source counted by its /64 prefix (one host's share; link-local ones by address). One more is refused with <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.</summary>
+    /// <summary>Registered peers from one source IP address at once (default 64; 0: no limit), an IPv6 source counted by its /64 prefix (one host's share; link-local ones by address; an IPv4 client behind a translator of <see cref="Nat64Prefixes"/>, Teredo or 6to4 by its IPv4 address if that is global). One more is refused with <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.</summary>
     public int MaxPeersPerAddress { get; set; } = 64;
+
+    /// <summary>
+    /// Registered peers from one IPv6 /48 at once (default 1024, 16 times <see cref="MaxPeersPerAddress"/>'s default; 0: no limit),
+    /// whatever /64s inside it they come from: a site given a /48 holds 65,536 /64s, each one
+    /// <see cref="MaxPeersPerAddress"/> would count apart. IPv4 sources (and IPv6 ones counted by an
+    /// IPv4 address) and link-local ones are not counted. One more is refused with
+    /// <see cref="RelayStatus.TooManyRegistrations"/> and disconnected.
+    /// </summary>
+    public int MaxPeersPerIPv6Site { get; set; } = 1024;
+
+    /// <summary>
+    /// The prefixes of the IPv4/IPv6 translators (NAT64, SIIT) in front of the relay, as
+    /// "prefix/length" (default: the well-known "64:ff9b::/96"). A source address under one carries
+    /// an IPv4 client's address (RFC 6052, lengths 32, 40, 48, 56, 64 or 96), and counts against
+    /// <see cref="MaxPeersPerAddress"/> as that IPv4 address, not as the /64 every client of the
+    /// translator shares. Add the local-use prefix (64:ff9b:1::/48 or one inside it, RFC 8215) or an
+    /// operator's own when the relay is behind such a translator. A non-global IPv4 address (private,
+    /// loopback, link-local...) under the well-known prefix, which never carries one, counts as an
+    /// ordinary IPv6 source; under another prefix, as its translated address. <see cref="RelayServer.Start"/>
+    /// refuses an IPv4 prefix, another length, bits set past the length, or a non-zero u octet (bits 64 to 71).
+    /// </summary>
+    public IList<string> Nat64Prefixes { get; set; } = ["64:ff9b::/96"];
 
     /// <summary>Connections at once, registered or not (default 0: no limit); one over it is closed at accept.</summary>
     public int MaxConnections { get; set; }
@@ -98,8 +122,24 @@ public sealed class RelayServerOptions
     /// </summary>
     public TimeSpan NodeTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
+    /// <summary><see cref="Nat64Prefixes"/> read (in a copy made by <see cref="Clone"/>; entries <see cref="Validate"/> refuses are left out).</summary>
+    internal Nat64Prefix[] Translators { get; private set; } = [];
+
     /// <summary>A copy, so a running server's limits cannot change under it.</summary>
-    internal RelayServerOptions Clone() => (RelayServerOptions)MemberwiseClone();
+    internal RelayServerOptions Clone()
+    {
+        var clone = (RelayServerOptions)MemberwiseClone();
+        clone.Nat64Prefixes = [.. Nat64Prefixes ?? []];
+        var translators = new List<Nat64Prefix>();
+        foreach (var text in clone.Nat64Prefixes)
+        {
+            if (Nat64Prefix.TryParse(text, out var prefix, out _))
+                translators.Add(prefix);
+        }
+
+        clone.Translators = translators.ToArray();
+        return clone;
+    }
 
     /// <summary>Throws for a limit out of range.</summary>
     internal void Validate()
@@ -107,6 +147,15 @@ public sealed class RelayServerOptions
         Positive(RegistrationTimeout, nameof(RegistrationTimeout), infiniteAllowed: true);
         Positive(RequestLifetime, nameof(RequestLifetime), infiniteAllowed: true);
         NotNegative(MaxPeersPerAddress, nameof(MaxPeersPerAddress));
+        NotNegative(MaxPeersPerIPv6Site, nameof(MaxPeersPerIPv6Site));
+        if (Nat64Prefixes is null)
+            throw new ArgumentNullException(nameof(Nat64Prefixes), "Set an empty list for no translator prefix.");
+        foreach (var text in Nat64Prefixes)
+        {
+            if (!Nat64Prefix.TryParse(text, out _, out var reason))
+                throw new ArgumentException("A translator prefix (RFC 6052) is not valid: " + reason, nameof(Nat64Prefixes));
+        }
+
         NotNegative(MaxConnections, nameof(MaxConnections));
         NotNegative(PeerMessageRate, nameof(PeerMessageRate));
         NotNegative(PeerByteRate, nameof(PeerByteRate));

@@ -66,6 +66,9 @@ internal sealed class RelayPeerState : IRequestTarget
 
     public IPAddress? Address { get; }
 
+    /// <summary>What this registration was counted under against the per-address and per-site limits (null: no IP source).</summary>
+    public RegistrationKey? RegistrationKey { get; set; }
+
     /// <summary>The 18 bytes of the From field the relay writes into everything this peer sends.</summary>
     public byte[] FromField { get; }
 

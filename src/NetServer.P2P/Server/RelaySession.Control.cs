@@ -69,7 +69,7 @@ internal sealed partial class RelaySession
 
         var registered = _relay.Register(this, name, out _);
         if (registered != RelayStatus.Ok)
-            RefuseAndClose(in message, registered, $"At most {_relay.Limits.MaxPeersPerAddress} peers may register from one address.");
+            RefuseAndClose(in message, registered, $"At most {_relay.Limits.MaxPeersPerAddress} peers may register from one address, {_relay.Limits.MaxPeersPerIPv6Site} from one IPv6 /48 (0: no limit).");
     }
 
     private void OnControl(RelayPeerState peer, in ProtoMessage message)

@@ -69,15 +69,32 @@ public sealed class RegistrationTests
     }
 
     [Fact]
-    public Task Registrations_per_source_address_are_limited() => AssertRegistrationsLimitedAsync(IPAddress.Loopback);
+    public Task Registrations_per_source_address_are_limited() => AssertRegistrationsLimitedAsync(IPAddress.Loopback, new RelayServerOptions { MaxPeersPerAddress = 2 });
 
     /// <summary>The limit on IPv6, counted by the /64 (IpAddressesTests): the place a departure frees is the one its registration took.</summary>
     [Ipv6LoopbackFact]
-    public Task Registrations_per_source_address_are_limited_on_IPv6() => AssertRegistrationsLimitedAsync(IPAddress.IPv6Loopback);
+    public Task Registrations_per_source_address_are_limited_on_IPv6() => AssertRegistrationsLimitedAsync(IPAddress.IPv6Loopback, new RelayServerOptions { MaxPeersPerAddress = 2 });
 
-    private static async Task AssertRegistrationsLimitedAsync(IPAddress address)
+    /// <summary>
+    /// The per-/48 limit, the per-address one off: ::1's /48 is ::/48, so only the site count can
+    /// refuse the third (one /48 of many /64s: RegistrationLimitReviewTests).
+    /// </summary>
+    [Ipv6LoopbackFact]
+    public Task Registrations_per_IPv6_site_are_limited() =>
+        AssertRegistrationsLimitedAsync(IPAddress.IPv6Loopback, new RelayServerOptions { MaxPeersPerAddress = 0, MaxPeersPerIPv6Site = 2 });
+
+    [Fact]
+    public async Task The_IPv6_site_limit_does_not_count_IPv4_peers()
     {
-        await using var harness = new RelayHarness(new RelayServerOptions { MaxPeersPerAddress = 2 }, address: address);
+        await using var harness = new RelayHarness(new RelayServerOptions { MaxPeersPerAddress = 3, MaxPeersPerIPv6Site = 1 });
+        foreach (var name in new[] { "1", "2", "3" })
+            Assert.True((await harness.ConnectAsync(name)).IsRegistered);
+        Assert.Equal(3, harness.Relay.PeerCount);
+    }
+
+    private static async Task AssertRegistrationsLimitedAsync(IPAddress address, RelayServerOptions options)
+    {
+        await using var harness = new RelayHarness(options, address: address);
         var first = await harness.ConnectAsync("1");
         await harness.ConnectAsync("2");
 
