@@ -78,8 +78,8 @@ public partial class RelayServer : IDisposable
     {
         if (_host.IsStarted)
             return false;
-        Options.Validate();
-        var limits = Options.Clone();
+        var limits = Options.Clone(); // checked as copied: another thread's change to Options in between cannot slip past the check
+        limits.Validate();
         Volatile.Write(ref _limits, limits);
         _host.OptionMaxMessageSize = limits.MaxMessageSize;
         _host.OptionMaxSessions = limits.MaxConnections;

@@ -129,9 +129,9 @@ public sealed class RelayServerOptions
     internal RelayServerOptions Clone()
     {
         var clone = (RelayServerOptions)MemberwiseClone();
-        clone.Nat64Prefixes = [.. Nat64Prefixes ?? []];
+        clone.Nat64Prefixes = Nat64Prefixes is null ? null! : [.. Nat64Prefixes]; // null stays null for Validate to refuse
         var translators = new List<Nat64Prefix>();
-        foreach (var text in clone.Nat64Prefixes)
+        foreach (var text in clone.Nat64Prefixes ?? [])
         {
             if (Nat64Prefix.TryParse(text, out var prefix, out _))
                 translators.Add(prefix);

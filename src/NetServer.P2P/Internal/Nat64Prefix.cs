@@ -51,6 +51,18 @@ internal readonly struct Nat64Prefix
             return false;
         }
 
+        if (address.ScopeId != 0 || text.Contains('%'))
+        {
+            reason = $"'{text}' has a scope id; a translator's prefix is a global one.";
+            return false;
+        }
+
+        if (Reserved(address.GetAddressBytes()) is { } range)
+        {
+            reason = $"'{text}' lies in {range}, which this relay reads otherwise; a translator's prefix cannot.";
+            return false;
+        }
+
         if (length is not (32 or 40 or 48 or 56 or 64 or 96))
         {
             reason = $"'{text}': RFC 6052 defines the lengths 32, 40, 48, 56, 64 and 96 only.";
@@ -111,6 +123,21 @@ internal readonly struct Nat64Prefix
 
         return new IPAddress(bytes);
     }
+
+    /// <summary>
+    /// The range of <paramref name="bytes"/> the registration key reads its own way, or null: a
+    /// prefix there would take over those addresses (every prefix is at least 32 bits long, so
+    /// its first 32 bits decide). ::/16 holds ::1, ::/96 and ::ffff:0:0/96 (IPv4-mapped).
+    /// </summary>
+    private static string? Reserved(ReadOnlySpan<byte> bytes) => bytes switch
+    {
+        [0, 0, ..] => "::/16 (loopback, IPv4-mapped and IPv4-translated addresses)",
+        [0x20, 0x01, 0, 0, ..] => "2001::/32 (Teredo)",
+        [0x20, 0x02, ..] => "2002::/16 (6to4)",
+        [0xfe, var b, ..] when (b & 0xc0) == 0x80 => "fe80::/10 (link-local)",
+        [0xff, ..] => "ff00::/8 (multicast)",
+        _ => null,
+    };
 
     private static bool IsZero(ReadOnlySpan<byte> bytes)
     {

@@ -141,6 +141,14 @@ public sealed class RegistrationLimitReviewTests
     [InlineData("64:ff9b::/x", "with its length")]
     [InlineData("not an address/96", "with its length")]
     [InlineData(null, "with its length")]
+    [InlineData("::/32", "::/16")]
+    [InlineData("0:0:0:0:0:ffff::/96", "IPv4")]
+    [InlineData("2001::/32", "Teredo")]
+    [InlineData("2002:c000:200::/48", "6to4")]
+    [InlineData("fe80::/64", "link-local")]
+    [InlineData("febf::/32", "link-local")]
+    [InlineData("ff0e::/32", "multicast")]
+    [InlineData("64:ff9b::%3/96", "scope id")]
     public void The_relay_does_not_start_with_a_prefix_RFC_6052_does_not_define(string? prefix, string reason)
     {
         using var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions { Nat64Prefixes = ["64:ff9b::/96", prefix!] });
