@@ -280,7 +280,9 @@ public partial class ClientTests
 
         await stop.CancelAsync();
         listener.Close();
-        await Assert.ThrowsAnyAsync<Exception>(() => serving).WaitAsync(s_timeout);
+        // The accept loop ends either way: cancelled or closed in AcceptAsync, or at its own check of
+        // the token between two connections (then without an exception).
+        await Task.WhenAny(serving).WaitAsync(s_timeout);
     }
 
     [Fact]
