@@ -196,8 +196,9 @@ ratio_line "relay forward / proto echo, 100 pairs vs 100 clients" "${rates[relay
 ratio_line "relay forward / proto echo over TLS, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo ssl, 100 client(s)]:-}"
 
 # The relay alone in a process of its own, driven by 100 pairs from another process: the bytes it
-# allocates per forwarded message over its steady state, and the median of its seconds with
-# traffic. Its console is a pipe this script holds: closing it stops the relay (as Enter would).
+# allocates per forwarded message over its steady state, the median of its seconds with traffic,
+# and its CPU time per message over the client's window. Its console is a pipe this script holds:
+# closing it stops the relay (as Enter would).
 mkdir -p artifacts
 relay_port=$((30000 + RANDOM % 10000))
 relay_console="artifacts/relay-server.console"; rm -f "$relay_console"; mkfifo "$relay_console"
@@ -205,15 +206,16 @@ relay_console="artifacts/relay-server.console"; rm -f "$relay_console"; mkfifo "
 relay_pid=$!
 exec 4>"$relay_console"
 sleep 1
-"$bench" relay forward --role client -p "$relay_port" -c 100 -z "$seconds" -q >/dev/null || true
+"$bench" relay forward --role client -p "$relay_port" -c 100 -z "$seconds" -q --server-pid "$relay_pid" >artifacts/relay-client.txt || true
 exec 4>&-
 wait "$relay_pid" || true
 rm -f "$relay_console"
 relay_alloc=$(field "$(grep '^{' artifacts/relay-server.txt)" relayBytesPerForward)
+relay_cpu=$(field "$(grep '^{' artifacts/relay-client.txt)" serverCpuNsPerMessage)
 # "progress: T s  peers N  RATE msg/s forwarded  BYTES B allocated  X B/msg"
 relay_median=$(awk '$1 == "progress:" { print $(NF - 1) }' artifacts/relay-server.txt | sort -g |
   awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-summary+=("$(printf 'relay alone (a process of its own, 100 pairs): %s B per forwarded message (median second %s)' "${relay_alloc:-?}" "${relay_median:-?}")")
+summary+=("$(printf 'relay alone (a process of its own, 100 pairs): %s B per forwarded message (median second %s), %s ns of its CPU per message' "${relay_alloc:-?}" "${relay_median:-?}" "${relay_cpu:-?}")")
 
 if [ -n "${protobuf_net:-}" ]; then
   summary+=("$(printf 'protobuf-net alone, Deserialize of the 32-byte payload: %s B (the floor for proto echo typed B/msg)' "$protobuf_net")")

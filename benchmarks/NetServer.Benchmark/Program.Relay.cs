@@ -219,8 +219,8 @@ internal static partial class Program
         var peak = samples.Count > 0 ? samples.Max(s => s.Peers) : 0;
         var busy = Enumerable.Range(1, Math.Max(0, samples.Count - 1))
             .Where(i => samples[i].Relayed > samples[i - 1].Relayed && samples[i].Peers == peak && samples[i - 1].Peers == peak).ToList();
-        var first = busy.Count > 2 ? busy[0] : -1;
-        var last = busy.Count > 2 ? busy[^1] : 0;
+        var first = busy.Count > 1 ? busy[0] : -1;
+        var last = busy.Count > 1 ? busy[^1] : 0;
         var forwarded = first >= 0 && last > first ? samples[last].Relayed - samples[first].Relayed : 0;
         var allocated = first >= 0 && last > first ? samples[last].Allocated - samples[first].Allocated : 0;
         var seconds = first >= 0 && last > first ? samples[last].Time - samples[first].Time : 0;
