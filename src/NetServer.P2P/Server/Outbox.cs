@@ -1,7 +1,6 @@
 using System;
 using System.Buffers;
 using System.Threading;
-using NetServer.Timers;
 
 namespace NetServer.P2P.Server;
 
@@ -16,23 +15,18 @@ namespace NetServer.P2P.Server;
 /// </summary>
 /// <remarks>
 /// Bounded: two pooled buffers of <see cref="Capacity"/> bytes at most, one filling while the other
-/// is sent. The outbox keeps them while frames keep coming, so nothing is rented per flush: given
-/// back after every flush that found nothing new, as it was, a hundred busy peers rented and
-/// returned a buffer each many times a second, more than the shared pool keeps per size (32 per
-/// core), and it allocated new ones (bytes per forwarded message in the relay's steady state). A
-/// timer gives the spare back once a whole <see cref="IdleRelease"/> passed without a frame, so an
-/// idle peer holds none.
+/// is sent. Under steady traffic they alternate, so nothing is rented per flush (the pool's
+/// per-thread caches do not help here: buffers are rented on the receiving threads and given back
+/// on the pool's); a flush that finds nothing appended meanwhile gives both back, so an idle peer
+/// holds none.
 /// </remarks>
-internal sealed class Outbox : TimerEntry
+internal sealed class Outbox
 #if NET
-    , IThreadPoolWorkItem
+    : IThreadPoolWorkItem
 #endif
 {
     /// <summary>The most bytes gathered before they are sent without waiting for the flush.</summary>
     public const int Capacity = 64 * 1024;
-
-    /// <summary>How long an outbox that gets no frame keeps its spare buffer.</summary>
-    private static readonly TimeSpan IdleRelease = TimeSpan.FromSeconds(1);
 
 #if !NET
     private static readonly WaitCallback s_flush = static state => ((Outbox)state!).Execute();
@@ -45,7 +39,6 @@ internal sealed class Outbox : TimerEntry
     private byte[]? _spare;
     private int _length;
     private bool _scheduled;
-    private bool _appended; // a frame came since the idle timer was last armed or looked
 
     public Outbox(RelaySession session) => _session = session;
 
@@ -66,7 +59,6 @@ internal sealed class Outbox : TimerEntry
                     var buffer = _buffer ??= TakeSpareLocked();
                     frame.CopyTo(buffer.AsSpan(_length));
                     Volatile.Write(ref _length, _length + frame.Length);
-                    _appended = true;
                     if (!_scheduled)
                     {
                         _scheduled = true;
@@ -121,45 +113,26 @@ internal sealed class Outbox : TimerEntry
         return spare ?? ArrayPool<byte>.Shared.Rent(Capacity);
     }
 
-    /// <summary>A sent buffer becomes the spare (the idle timer gives it back); with a spare already, it goes back to the pool.</summary>
+    /// <summary>A sent buffer becomes the spare while frames keep coming; when none came meanwhile, both go back to the pool.</summary>
     private void Recycle(byte[] sent)
     {
-        bool kept;
-        lock (_lock)
-        {
-            kept = _spare is null;
-            if (kept)
-                _spare = sent;
-        }
-
-        if (!kept)
-            ArrayPool<byte>.Shared.Return(sent);
-        else if (!IsArmed)
-            ArmAfter(IdleRelease);
-    }
-
-    /// <summary>The idle timer: the spare goes back to the pool when no frame came for a whole period; otherwise it looks again after another.</summary>
-    protected override void OnExpired()
-    {
         byte[]? idle = null;
-        var busy = false;
         lock (_lock)
         {
-            if (_appended || _buffer is not null)
-            {
-                _appended = false;
-                busy = true;
-            }
-            else
+            if (_buffer is null)
             {
                 idle = _spare;
                 _spare = null;
             }
+            else if (_spare is null)
+            {
+                _spare = sent;
+                return;
+            }
         }
 
-        if (busy)
-            ArmAfter(IdleRelease);
-        else if (idle is not null)
+        ArrayPool<byte>.Shared.Return(sent);
+        if (idle is not null)
             ArrayPool<byte>.Shared.Return(idle);
     }
 
