@@ -196,24 +196,35 @@ ratio_line "relay forward / proto echo, 100 pairs vs 100 clients" "${rates[relay
 ratio_line "relay forward / proto echo over TLS, 100 pairs vs 100 clients" "${rates[relay forward, 100 pairs]:-}" "${rates[proto echo ssl, 100 client(s)]:-}"
 
 # The relay alone in a process of its own, driven by 100 pairs from another process: the bytes it
-# allocates per forwarded message over its steady state, and the median of its seconds with
-# traffic. Its console is a pipe this script holds: closing it stops the relay (as Enter would).
+# allocates per forwarded message over its steady state, the median of its seconds with traffic,
+# and its CPU time per message over the client's window. Its console is a pipe this script holds:
+# closing it stops the relay (as Enter would). Twice: as .NET sizes ArrayPool<byte>.Shared, and
+# with the pool sized for a relay's hundreds of busy TLS peers (SslStream's and the engine's
+# 32/64 KiB buffers overflow 32 arrays per size per core; docs/p2p.md#figures).
 mkdir -p artifacts
-relay_port=$((30000 + RANDOM % 10000))
-relay_console="artifacts/relay-server.console"; rm -f "$relay_console"; mkfifo "$relay_console"
-"$bench" relay forward --role server -p "$relay_port" -z 0 <"$relay_console" >artifacts/relay-server.txt 2>&1 &
-relay_pid=$!
-exec 4>"$relay_console"
-sleep 1
-"$bench" relay forward --role client -p "$relay_port" -c 100 -z "$seconds" -q >/dev/null || true
-exec 4>&-
-wait "$relay_pid" || true
-rm -f "$relay_console"
-relay_alloc=$(field "$(grep '^{' artifacts/relay-server.txt)" relayBytesPerForward)
-# "progress: T s  peers N  RATE msg/s forwarded  BYTES B allocated  X B/msg"
-relay_median=$(awk '$1 == "progress:" { print $(NF - 1) }' artifacts/relay-server.txt | sort -g |
-  awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-summary+=("$(printf 'relay alone (a process of its own, 100 pairs): %s B per forwarded message (median second %s)' "${relay_alloc:-?}" "${relay_median:-?}")")
+# relay_alone LABEL FILE [VAR=VALUE]: one such run, the relay started with the variable if given.
+relay_alone() {
+  local label="$1" file="$2"; shift 2
+  local port=$((30000 + RANDOM % 10000)) console="artifacts/$file.console" pid
+  rm -f "$console"; mkfifo "$console"
+  env "$@" "$bench" relay forward --role server -p "$port" -z 0 <"$console" >"artifacts/$file-server.txt" 2>&1 &
+  pid=$!
+  exec 4>"$console"
+  sleep 1
+  "$bench" relay forward --role client -p "$port" -c 100 -z "$seconds" -q --server-pid "$pid" >"artifacts/$file-client.txt" || true
+  exec 4>&-
+  wait "$pid" || true
+  rm -f "$console"
+  local alloc cpu median
+  alloc=$(field "$(grep '^{' "artifacts/$file-server.txt")" relayBytesPerForward)
+  cpu=$(field "$(grep '^{' "artifacts/$file-client.txt")" serverCpuNsPerMessage)
+  # "progress: T s  peers N  RATE msg/s forwarded  BYTES B allocated  X B/msg"
+  median=$(awk '$1 == "progress:" { print $(NF - 1) }' "artifacts/$file-server.txt" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  summary+=("$(printf '%s: %s B per forwarded message (median second %s), %s ns of its CPU per message' "$label" "${alloc:-?}" "${median:-?}" "${cpu:-?}")")
+}
+relay_alone "relay alone (a process of its own, 100 pairs)" relay
+relay_alone "relay alone, shared array pool sized (512 per size per core)" relay-pool512 DOTNET_SYSTEM_BUFFERS_SHAREDARRAYPOOL_MAXARRAYSPERPARTITION=512
 
 if [ -n "${protobuf_net:-}" ]; then
   summary+=("$(printf 'protobuf-net alone, Deserialize of the 32-byte payload: %s B (the floor for proto echo typed B/msg)' "$protobuf_net")")

@@ -140,8 +140,10 @@ internal static partial class Program
     }
 
     /// <summary>
-    /// The relay alone: each second the messages it forwarded and the bytes this process allocated;
-    /// the figure is taken over the steady state (from the second sample with traffic to the last).
+    /// The relay alone: each second the messages it forwarded and the bytes this process allocated
+    /// but for the sampling thread's own (its list, the progress lines): the figure is taken over
+    /// the steady state (from the second sample with traffic to the last). With
+    /// --trace-allocations the samples cover the same window.
     /// </summary>
     private static async Task<int> RunRelayServerAsync(Options options, RelayServer relay)
     {
@@ -161,42 +163,72 @@ internal static partial class Program
                 cts.Cancel();
             });
 
-        var samples = new List<(double Time, long Relayed, long Allocated)>();
-        var watch = Stopwatch.StartNew();
-        while (!cts.IsCancellationRequested)
+        var done = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var sampler = new Thread(() =>
         {
             try
             {
-                await Task.Delay(1000, cts.Token);
+                SampleRelay(options, relay, cts.Token);
+                done.SetResult(0);
             }
-            catch (OperationCanceledException)
+            catch (Exception e)
             {
-                break;
+                done.SetException(e);
+            }
+        }) { IsBackground = true, Name = "relay sampler" };
+        sampler.Start();
+        return await done.Task;
+    }
+
+    // On a thread of its own, so what it allocates can be told apart: GetAllocatedBytesForCurrentThread.
+    private static void SampleRelay(Options options, RelayServer relay, CancellationToken token)
+    {
+        var tracer = AllocationTracer.Current;
+        var samples = new List<(double Time, long Relayed, long Allocated, int Peers)>(1024);
+        var traced = new List<Dictionary<string, long>?>(1024);
+        var started = false;
+        var watch = Stopwatch.StartNew();
+        while (!token.WaitHandle.WaitOne(1000))
+        {
+            var relayed = relay.GetStatistics().MessagesRelayed;
+            var peers = relay.PeerCount;
+            var own = GC.GetAllocatedBytesForCurrentThread();
+            samples.Add((watch.Elapsed.TotalSeconds, relayed, GC.GetTotalAllocatedBytes(precise: true) - own, peers));
+            if (samples.Count < 2)
+            {
+                traced.Add(null);
+                continue;
             }
 
-            samples.Add((watch.Elapsed.TotalSeconds, relay.GetStatistics().MessagesRelayed, GC.GetTotalAllocatedBytes(precise: true)));
-            if (!options.Quiet && samples.Count > 1)
+            var (t0, r0, a0, _) = samples[^2];
+            var (t1, r1, a1, _) = samples[^1];
+            if (r1 > r0 && !started)
             {
-                var (t0, r0, a0) = samples[^2];
-                var (t1, r1, a1) = samples[^1];
-                if (r1 > r0)
-                    Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"progress: {t1,6:F1} s  peers {relay.PeerCount}  {(r1 - r0) / (t1 - t0),12:F0} msg/s forwarded  {a1 - a0} B allocated  {(a1 - a0) / (double)(r1 - r0):F4} B/msg"));
+                started = true;
+                tracer?.StartWindow(); // the first second with traffic ended: the steady state starts here
             }
+
+            traced.Add(tracer?.Snapshot());
+            if (!options.Quiet && r1 > r0)
+                Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"progress: {t1,6:F1} s  peers {peers}  {(r1 - r0) / (t1 - t0),12:F0} msg/s forwarded  {a1 - a0} B allocated  {(a1 - a0) / (double)(r1 - r0):F4} B/msg"));
         }
 
         // Steady state: from the end of the first second with traffic (registrations, JIT) to the end
-        // of the second-to-last (the last holds the peers' departures: every one a delta to all).
-        var busy = Enumerable.Range(1, Math.Max(0, samples.Count - 1)).Where(i => samples[i].Relayed > samples[i - 1].Relayed).ToList();
-        var first = busy.Count > 2 ? busy[0] : -1;
-        var last = busy.Count > 2 ? busy[^2] : 0;
-        var relayed = first >= 0 && last > first ? samples[last].Relayed - samples[first].Relayed : 0;
+        // of the last second with traffic in which no peer left (a departure is a delta to every peer).
+        var peak = samples.Count > 0 ? samples.Max(s => s.Peers) : 0;
+        var busy = Enumerable.Range(1, Math.Max(0, samples.Count - 1))
+            .Where(i => samples[i].Relayed > samples[i - 1].Relayed && samples[i].Peers == peak && samples[i - 1].Peers == peak).ToList();
+        var first = busy.Count > 1 ? busy[0] : -1;
+        var last = busy.Count > 1 ? busy[^1] : 0;
+        var forwarded = first >= 0 && last > first ? samples[last].Relayed - samples[first].Relayed : 0;
         var allocated = first >= 0 && last > first ? samples[last].Allocated - samples[first].Allocated : 0;
         var seconds = first >= 0 && last > first ? samples[last].Time - samples[first].Time : 0;
+        if (tracer is not null && last > first && traced[last] is { } window)
+            tracer.EndWindow(window);
         var report = new Report("relay", "forward", "server", relay.Endpoint.ToString() ?? "", 0, 0, options.Size, options.Seconds, 0, seconds,
-            relayed * options.Size, allocated, CountedMessages: relayed, Transport: "ssl",
-            Relay: new RelayFigures(relayed, relayed > 0 ? allocated / (double)relayed : null));
+            forwarded * options.Size, allocated, CountedMessages: forwarded, Transport: "ssl",
+            Relay: new RelayFigures(forwarded, forwarded > 0 ? allocated / (double)forwarded : null));
         report.Print(options.Json);
-        return 0;
     }
 }

@@ -1,6 +1,5 @@
 using System;
 using System.Buffers;
-using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using NetServer.P2P.Tests.Infrastructure;
@@ -36,39 +35,61 @@ public sealed class ForwardAllocationTests(ITestOutputHelper output)
             peers[i + Pairs].Pair(peers[i].PeerId);
         }
 
-        long Forwarded() => peers.Sum(p => p.Received);
         for (var i = 0; i < Pairs; i++)
             peers[i].Start(InFlight);
 
         // Warm up (pools, JIT tiers, the outboxes' buffers), then the least of a few windows.
-        await UntilAsync(() => Forwarded() >= 3 * Window);
+        using var poll = new PeriodicTimer(TimeSpan.FromMilliseconds(20));
+        await UntilAsync(poll, peers, 3 * Window);
         var least = double.MaxValue;
         for (var round = 0; round < 6 && least > 0.02; round++)
-        {
-            var start = Forwarded();
-            var before = GC.GetTotalAllocatedBytes(precise: true);
-            await UntilAsync(() => Forwarded() >= start + Window);
-            var perMessage = (GC.GetTotalAllocatedBytes(precise: true) - before) / (double)(Forwarded() - start);
-            output.WriteLine($"window {round}: {perMessage:0.0000} B per forwarded message");
-            least = Math.Min(least, perMessage);
-        }
+            least = Math.Min(least, await MeasureWindowAsync(poll, peers, round));
 
         Assert.All(peers, p => Assert.Equal(0, p.Errors));
 
-        // A window also holds this test's polling, the runtime's one-off work (a method tiered up, a
-        // pool refilled) and, on a loaded machine, the engine's buffers growing back after a lull;
-        // the least window shows what forwarding itself costs. One object per message would be 24 B
-        // or more; the bound is 0.1 B (20 KB per window).
-        Assert.True(least < 0.1, $"{least:0.0000} B allocated per forwarded message");
+        // A window also holds the runtime's one-off work (a method tiered up, a thread-pool thread
+        // started) and ArrayPool.Shared refilling (it keeps 32 arrays per size per core: on a loaded
+        // machine the engine's, SslStream's and the outboxes' buffers, rented on one thread and
+        // returned on another, can overflow it); the least window shows what forwarding itself
+        // costs. One object per message would be 24 B or more; the bound is 0.1 B (20 KB per window).
+        if (least >= 0.1)
+        {
+            // One more window, watched, to name what it allocated (the probe itself allocates when
+            // the events it counts come, so it watches none of the measured windows).
+            using var probe = new AllocationProbe();
+            await MeasureWindowAsync(poll, peers, 6);
+            Assert.Fail($"{least:0.0000} B allocated per forwarded message; a watched window allocated:{Environment.NewLine}{probe.Describe()}");
+        }
     }
 
-    private static async Task UntilAsync(Func<bool> condition)
+    private async Task<double> MeasureWindowAsync(PeriodicTimer poll, Bouncer[] peers, int round)
     {
-        var limit = DateTime.UtcNow + TimeSpan.FromSeconds(60);
-        while (!condition())
+        var start = Forwarded(peers);
+        var before = GC.GetTotalAllocatedBytes(precise: true);
+        await UntilAsync(poll, peers, start + Window);
+        var perMessage = (GC.GetTotalAllocatedBytes(precise: true) - before) / (double)(Forwarded(peers) - start);
+        output.WriteLine($"window {round}: {perMessage:0.0000} B per forwarded message");
+        return perMessage;
+    }
+
+    private static long Forwarded(Bouncer[] peers)
+    {
+        long sum = 0;
+        foreach (var peer in peers)
+            sum += peer.Received;
+        return sum;
+    }
+
+    // Polls on one PeriodicTimer, whose ticks allocate nothing: a Task.Delay per poll (a promise and
+    // a timer, ~200 B every 20 ms) was ~0.1 B per message by itself when load slowed forwarding to
+    // ~100,000 messages a second, the bound of the test.
+    private static async Task UntilAsync(PeriodicTimer poll, Bouncer[] peers, long forwarded)
+    {
+        var limit = Environment.TickCount64 + 60_000;
+        while (Forwarded(peers) < forwarded)
         {
-            Assert.True(DateTime.UtcNow < limit, "the peers stopped forwarding");
-            await Task.Delay(20);
+            Assert.True(Environment.TickCount64 < limit, "the peers stopped forwarding");
+            await poll.WaitForNextTickAsync();
         }
     }
 
