@@ -99,6 +99,14 @@ internal sealed partial class DatagramChannel
             }
 
             _flushing = true;
+            if (_registration is not null)
+                _queue.Enqueue(_queue.Copy(target, data, completion)); // on a loop every datagram leaves from the queue, in batches
+        }
+
+        if (_registration is not null)
+        {
+            StartLoopFlush();
+            return DatagramSendStatus.Queued;
         }
 
         if (_dedicatedThread)
@@ -269,17 +277,21 @@ internal sealed partial class DatagramChannel
         lock (_sendLock)
         {
             while (_queue.TryDequeue(out var datagram))
-            {
-                _queue.Recycle(datagram);
-                AccountLocked(-datagram.Count, -1);
-                if (datagram.Completion is { } completion && completion.TryClaim())
-                    completion.Finish(false);
-            }
+                DropLocked(datagram);
 
             _queue.TrimIfEmpty();
         }
 
         FailRoomWaiters();
+    }
+
+    /// <summary>Drops a datagram that will not be sent: its copy back to the pool, its room freed, a blocking sender told.</summary>
+    private void DropLocked(in QueuedDatagram datagram)
+    {
+        _queue.Recycle(datagram);
+        AccountLocked(-datagram.Count, -1);
+        if (datagram.Completion is { } completion && completion.TryClaim())
+            completion.Finish(false);
     }
 
     private void RaiseSent(EndPoint target, int sent)
