@@ -7,10 +7,12 @@ namespace NetServer.Udp;
 /// The socket on a loop of an <see cref="IoService"/> (Linux): the loop's poller reports it
 /// readable (edge-triggered), the receiver takes what waits in batches of <c>recvmmsg</c> until one
 /// comes back short, and the hooks run on the loop thread (or, with hooks on the thread pool, the
-/// receiver runs there). Every send goes through the queue; the flusher drains it in batches of
-/// <c>sendmmsg</c>: at the end of the batch of receives whose hooks sent (the echo's answers leave
-/// in one call), or, for a send from elsewhere, in work posted to the loop. A send the kernel cannot
-/// take (EAGAIN) waits for the poller to report the socket writable.
+/// receiver runs there). A send made by the hooks of a received batch waits for the end of the batch,
+/// and what they sent leaves in one <c>sendmmsg</c> (an echo's answers, together); a send from
+/// anywhere else finds the queue idle and goes out at once from its own thread, as in the default
+/// mode, or is queued behind the flusher. The flusher drains the queue in batches of
+/// <c>sendmmsg</c>; a send the kernel cannot take (EAGAIN) waits for the poller to report the
+/// socket writable.
 /// </summary>
 internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
 {
@@ -23,10 +25,8 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
     private static readonly Action<object?> s_loopFlush = static state => ((DatagramChannel)state!).LoopFlush();
 
     private DatagramBatch? _receiveBatch;
-    private byte[]? _receiveBuffer; // pinned: the batch's slots point into it
-    private int _receiveSlot;       // bytes per slot: the largest datagram delivered, plus one (a cut datagram fills it)
     private DatagramBatch? _sendBatch;
-    private QueuedDatagram[]? _sending; // taken from the queue for the next sendmmsg, oldest first
+    private QueuedDatagram[]? _sending; // the front of the line: taken from the queue for the next sendmmsg, oldest first
     private GCHandle[]? _pins;
     private int _sendingCount;
     private int _deliveringThread; // the receiver's thread while it runs the hooks of a batch: its sends flush after the batch
@@ -38,8 +38,15 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
     {
         if (_dedicatedThread || owner.LoopService is not { } service)
             return null;
+        var registration = service.NextLoop().Register(socket, this, owner.OptionHooksOnLoop);
+        if (registration is null)
+            return null;
         _flushWork = new FlushWork(this);
-        return service.NextLoop().Register(socket, this, owner.OptionHooksOnLoop);
+        _sendBatch = new DatagramBatch(MaxBatch);
+        _sending = new QueuedDatagram[MaxBatch];
+        _pins = new GCHandle[MaxBatch];
+        _receiveBatch = new DatagramBatch(Math.Clamp(ReceiveBatchBytes / (owner.OptionMaxDatagramSize + 1), 1, MaxBatch));
+        return registration;
     }
 
     /// <summary>The loop stopped (its service stopped): the socket closes, as a Stop or Disconnect would.</summary>
@@ -57,15 +64,22 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
     private async Task LoopReceiveAsync()
     {
         var registration = _registration!;
-        var batch = ReceiveBatch();
-        var limit = _receiveSlot - 1;
+        var batch = _receiveBatch!;
+        var limit = _owner.OptionMaxDatagramSize;
+
+        // Slots of one more byte than the largest datagram delivered (a datagram that fills one was cut
+        // by the kernel), in one pooled buffer held while datagrams are wanted, as in the other modes.
+        // One slot without OptionAutoReceive: a batch would take datagrams nobody asked for yet.
+        var slots = _owner.OptionAutoReceive ? batch.Capacity : 1;
+        var buffer = _pool.Rent(slots * (limit + 1));
+        var pin = GCHandle.Alloc(buffer, GCHandleType.Pinned);
+        SetReceiveSlots(batch, pin, slots, limit + 1);
         var errors = 0;
         try
         {
             while (IsOpen && IsReceiveWanted())
             {
-                // One datagram per wish without OptionAutoReceive: a batch would take datagrams nobody asked for yet.
-                var wanted = _owner.OptionAutoReceive ? batch.Capacity : 1;
+                var wanted = _owner.OptionAutoReceive ? slots : 1;
                 var count = batch.Receive(registration.Handle, wanted, out var errno);
                 if (count < 0 && errno == Errno.WouldBlock)
                 {
@@ -75,8 +89,8 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
                 }
 
                 var next = count < 0
-                    ? (errno == Errno.Interrupted ? ReceiveNext.Delivered : Handle(Errno.ToSocketError(errno), 0, null, _receiveBuffer!, limit))
-                    : Deliver(batch, count, limit);
+                    ? (errno == Errno.Interrupted ? ReceiveNext.Delivered : Handle(Errno.ToSocketError(errno), 0, null, buffer, limit))
+                    : Deliver(batch, count, buffer, limit);
                 if (next == ReceiveNext.Stop)
                     break;
                 errors = next == ReceiveNext.Failed ? errors + 1 : 0;
@@ -101,6 +115,8 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         }
         finally
         {
+            pin.Free();
+            _pool.Return(buffer);
             Volatile.Write(ref _receiving, 0);
             ReleaseReference();
         }
@@ -109,15 +125,22 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
             RequestReceive();
     }
 
+    private static unsafe void SetReceiveSlots(DatagramBatch batch, GCHandle pin, int slots, int slot)
+    {
+        var start = (byte*)pin.AddrOfPinnedObject();
+        for (var i = 0; i < slots; i++)
+            batch.SetData(i, start + (i * slot), slot);
+    }
+
     /// <summary>Runs the hooks of a received batch, then sends in one batch what they sent. Failed when the last datagram failed (too large).</summary>
-    private ReceiveNext Deliver(DatagramBatch batch, int count, int limit)
+    private ReceiveNext Deliver(DatagramBatch batch, int count, byte[] buffer, int limit)
     {
         var next = ReceiveNext.Delivered;
         Volatile.Write(ref _deliveringThread, Environment.CurrentManagedThreadId);
         try
         {
             for (var i = 0; i < count && next != ReceiveNext.Stop; i++)
-                next = Handle(SocketError.Success, batch.LengthAt(i), _transport.SourceOf(batch.AddressAt(i)), _receiveBuffer!, limit, i * _receiveSlot);
+                next = Handle(SocketError.Success, batch.LengthAt(i), _transport.SourceOf(batch.AddressAt(i)), buffer, limit, i * (limit + 1));
         }
         finally
         {
@@ -133,33 +156,51 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         return next;
     }
 
-    /// <summary>The receive batch and its pinned buffer, made at the first receive and kept until the socket is done.</summary>
-    private unsafe DatagramBatch ReceiveBatch()
-    {
-        if (_receiveBatch is { } made)
-            return made;
-        _receiveSlot = _owner.OptionMaxDatagramSize + 1;
-        var batch = new DatagramBatch(Math.Clamp(ReceiveBatchBytes / _receiveSlot, 1, MaxBatch));
-        _receiveBuffer = GC.AllocateUninitializedArray<byte>(batch.Capacity * _receiveSlot, pinned: true);
-        var start = (byte*)Marshal.UnsafeAddrOfPinnedArrayElement(_receiveBuffer, 0);
-        for (var i = 0; i < batch.Capacity; i++)
-            batch.SetData(i, start + (i * _receiveSlot), _receiveSlot);
-        return _receiveBatch = batch;
-    }
-
     // --- Sending ---
 
     /// <summary>
-    /// The caller became the flusher and queued its datagram: inside the hooks of a received batch it
-    /// leaves with the batch's other answers; elsewhere the loop (or, hooks on the thread pool, the
-    /// pool) flushes.
+    /// The caller became the flusher (the queue was idle). Inside the hooks of a received batch the
+    /// datagram waits at the front of the line and leaves with the batch's other answers; elsewhere it
+    /// goes out at once from the caller's bytes, and the caller then sends what was queued meanwhile.
     /// </summary>
-    private void StartLoopFlush()
+    private unsafe DatagramSendStatus SendOnLoop(EndPoint target, ReadOnlySpan<byte> data, SendWaiter? completion)
     {
         if (Volatile.Read(ref _deliveringThread) == Environment.CurrentManagedThreadId)
+        {
+            _sending![0] = _queue.Copy(target, data, completion);
+            _sendingCount = 1;
             _flushAfterBatch = true;
-        else
-            PostFlush();
+            return DatagramSendStatus.Queued;
+        }
+
+        var sent = -1;
+        var errno = 0;
+        if (_transport.TargetOf(target) is { } address)
+        {
+            var batch = _sendBatch!;
+            batch.SetAddress(0, address.Buffer.Span.Slice(0, address.Size));
+            fixed (byte* bytes = data)
+            {
+                batch.SetData(0, bytes, data.Length);
+                sent = batch.Send(_registration!.Handle, 0, 1, out errno);
+            }
+        }
+
+        if (sent < 0 && errno is Errno.WouldBlock or Errno.Interrupted)
+        {
+            // No room in the kernel: the datagram waits at the front of the line for the writable signal.
+            _sending![0] = _queue.Copy(target, data, completion);
+            _sendingCount = 1;
+            LoopFlush();
+            return DatagramSendStatus.Queued;
+        }
+
+        var result = sent < 0
+            ? new SocketResult(0, errno == 0 ? SocketError.AddressFamilyNotSupported : Errno.ToSocketError(errno))
+            : new SocketResult(data.Length, SocketError.Success);
+        var taken = Settle(target, data.Length, result, completion);
+        LoopFlush();
+        return taken ? DatagramSendStatus.Sent : DatagramSendStatus.Failed;
     }
 
     private void PostFlush()
@@ -175,9 +216,8 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
     /// </summary>
     private void LoopFlush()
     {
-        var batch = _sendBatch ??= new DatagramBatch(MaxBatch);
-        _sending ??= new QueuedDatagram[MaxBatch];
-        _pins ??= new GCHandle[MaxBatch];
+        var batch = _sendBatch!;
+        Volatile.Write(ref _bytesSending, 0);
         var sent = 0;
         while (TakeSending())
         {
@@ -188,19 +228,21 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
             if (taken > 0)
             {
                 for (var i = 0; i < taken; i++)
-                    Done(_sending[i], new SocketResult(batch.LengthAt(i), SocketError.Success));
+                    Done(_sending![i], new SocketResult(batch.LengthAt(i), SocketError.Success));
                 RemoveSending(taken);
                 sent += taken;
             }
             else if (errno == Errno.WouldBlock)
             {
+                Volatile.Write(ref _bytesSending, BytesOfSending());
                 if (_registration!.WaitWritable(s_loopFlush, this))
                     return; // the role stays with the writable signal
+                Volatile.Write(ref _bytesSending, 0);
             }
             else if (errno != Errno.Interrupted)
             {
                 // sendmmsg reports an error only for its first datagram: that one is dropped, the next go on.
-                Done(_sending[0], new SocketResult(0, Errno.ToSocketError(errno)));
+                Done(_sending![0], new SocketResult(0, Errno.ToSocketError(errno)));
                 RemoveSending(1);
                 sent++;
             }
@@ -283,6 +325,15 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
                     pins[i].Free();
             }
         }
+    }
+
+    /// <summary>The bytes of the datagrams that wait for the kernel's room (<see cref="BytesSending"/>).</summary>
+    private long BytesOfSending()
+    {
+        long bytes = 0;
+        for (var i = 0; i < _sendingCount; i++)
+            bytes += _sending![i].Count;
+        return bytes;
     }
 
     private void RemoveSending(int count)

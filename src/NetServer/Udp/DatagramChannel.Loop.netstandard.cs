@@ -11,9 +11,7 @@ internal sealed partial class DatagramChannel
     {
     }
 
-    private static void StartLoopFlush()
-    {
-    }
+    private static DatagramSendStatus SendOnLoop(EndPoint target, ReadOnlySpan<byte> data, SendWaiter? completion) => DatagramSendStatus.Closed;
 
     private static void FreeLoopResources()
     {

@@ -99,15 +99,10 @@ internal sealed partial class DatagramChannel
             }
 
             _flushing = true;
-            if (_registration is not null)
-                _queue.Enqueue(_queue.Copy(target, data, completion)); // on a loop every datagram leaves from the queue, in batches
         }
 
         if (_registration is not null)
-        {
-            StartLoopFlush();
-            return DatagramSendStatus.Queued;
-        }
+            return SendOnLoop(target, data, completion);
 
         if (_dedicatedThread)
         {

@@ -55,8 +55,11 @@ internal sealed partial class DatagramChannel
 
     public bool IsFinished => _finished;
 
-    /// <summary>True on the thread of the loop that runs this socket: a send made here leaves from this thread later, so it cannot be waited for.</summary>
+    /// <summary>True on the thread of the loop that runs this socket: a queued send leaves from this very thread later, so it cannot be waited for here.</summary>
     public bool IsOnOwnLoop => _registration is { } registration && registration.Loop.IsCurrent;
+
+    /// <summary>Whether a loop of an <see cref="IoService"/> polls this socket.</summary>
+    public bool IsPolledByLoop => _registration is not null;
 
     /// <summary>
     /// Closes the socket: the receive loop and a pending send end with an abort, queued datagrams

@@ -133,58 +133,64 @@ public sealed class UdpLoopTests
     }
 
     [Net10Fact(Reason)]
-    public async Task Sends_from_other_threads_leave_from_the_loop_in_order()
+    public async Task Sends_from_other_threads_go_out_in_order_and_a_blocking_send_on_the_loop_does_not_wait_for_itself()
     {
         using var service = StartService();
         var pool = new LeakCheckingBufferPool();
-        var sentOn = new ConcurrentQueue<int>();
         await using var server = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service };
-        server.Probe.OnSend = (_, _, _) => sentOn.Enqueue(service.CurrentLoop?.Index ?? -1);
         Assert.True(server.Start());
+        Assert.True(UdpTest.OnLoop(server));
         using var client = RawClient();
         var target = (IPEndPoint)client.LocalEndPoint!;
 
-        const int count = 400, length = 200;
-        for (var i = 0; i < count; i++)
-            Assert.True(server.SendAsync(target, UdpTest.Datagram(i, length)));
-        Assert.Equal(Enumerable.Range(0, count), await ReceiveIdsAsync(client, count, length));
-        await Wait.UntilAsync(() => server.DatagramsSent == count, "the send counter");
-        Assert.All(sentOn, loop => Assert.Equal(0, loop));
+        // Four threads at once: each one's datagrams arrive in its order.
+        const int threads = 4, each = 100, length = 200;
+        await Task.WhenAll(Enumerable.Range(0, threads).Select(t => Task.Run(() =>
+        {
+            for (var i = 0; i < each; i++)
+                Assert.True(server.SendAsync(target, UdpTest.Datagram((t * each) + i, length)));
+        })));
+        var ids = await ReceiveIdsAsync(client, threads * each, length);
+        for (var t = 0; t < threads; t++)
+            Assert.Equal(Enumerable.Range(t * each, each), ids.Where(id => id / each == t));
+        await Wait.UntilAsync(() => server.DatagramsSent == threads * each, "the send counter");
 
-        // The blocking Send waits for the loop to send it, and returns its size.
-        Assert.Equal(length, server.Send(target, UdpTest.Datagram(count, length)));
-        Assert.Equal(new[] { count }, await ReceiveIdsAsync(client, 1, length));
+        // The blocking Send waits until the kernel took it, and returns its size.
+        Assert.Equal(length, server.Send(target, UdpTest.Datagram(1000, length)));
+        Assert.Equal(new[] { 1000 }, await ReceiveIdsAsync(client, 1, length));
 
-        // On the loop itself (posted work, outside a hook) it cannot wait for the loop: it queues and returns.
+        // On the loop itself (posted work, outside a hook) it cannot wait for the loop, and does not.
         var fromLoop = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
-        Assert.True(service.Loops[0].Post(() => fromLoop.SetResult(server.Send(target, UdpTest.Datagram(count + 1, length)))));
+        Assert.True(service.Loops[0].Post(() => fromLoop.SetResult(server.Send(target, UdpTest.Datagram(1001, length)))));
         Assert.Equal(length, await fromLoop.Task.WaitAsync(Wait.Default));
-        Assert.Equal(new[] { count + 1 }, await ReceiveIdsAsync(client, 1, length));
+        Assert.Equal(new[] { 1001 }, await ReceiveIdsAsync(client, 1, length));
         server.Probe.AssertNoErrors();
     }
 
     [Net10Fact(Reason)]
-    public async Task A_send_queue_over_its_limit_refuses_as_in_the_default_mode_and_the_rest_leaves_once_the_loop_runs()
+    public async Task A_send_queue_over_its_limit_refuses_as_in_the_default_mode_and_the_rest_leaves_after_the_batch()
     {
         using var service = StartService();
         var pool = new LeakCheckingBufferPool();
-        await using var server = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service, OptionSendBufferLimit = 16 * 1024 };
+        await using var server = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service, OptionSendBufferLimit = 16 * 1024, OptionAutoReceive = true };
+        using var release = new ManualResetEventSlim();
+        using var held = new ManualResetEventSlim();
+        const int length = 1000;
+
+        // A hook that answers, then holds the loop: its answer (and everything queued behind it) leaves when the batch ends.
+        server.Probe.OnReceive = (peer, from, buffer, offset, size) =>
+        {
+            Assert.True(peer.SendAsync(from, UdpTest.Datagram(0, length)));
+            held.Set();
+            release.Wait(Wait.Default);
+        };
         Assert.True(server.Start());
         using var client = RawClient();
         var target = (IPEndPoint)client.LocalEndPoint!;
-
-        // Hold the loop: nothing queued can leave meanwhile.
-        using var release = new ManualResetEventSlim();
-        using var held = new ManualResetEventSlim();
-        Assert.True(service.Loops[0].Post(() =>
-        {
-            held.Set();
-            release.Wait(Wait.Default);
-        }));
+        client.SendTo(new byte[] { 1 }, server.IPEndpoint);
         Assert.True(held.Wait(Wait.Default));
 
-        const int length = 1000;
-        var accepted = 0;
+        var accepted = 1;
         while (server.SendAsync(target, UdpTest.Datagram(accepted, length)))
             accepted++;
         Assert.InRange(accepted, 10, 16); // 16 KiB at 1,064 bytes a datagram
