@@ -281,4 +281,71 @@ public sealed class UdpLoopTests
         await Wait.UntilAsync(() => client.Probe.ErrorCount(SocketError.ConnectionRefused) >= 1, "ConnectionRefused");
         Assert.True(client.IsConnected);
     }
+
+    [Net10Fact(Reason)]
+    public async Task A_flooded_socket_holds_up_no_other_socket_of_its_loop()
+    {
+        using var service = StartService(1); // one loop: both servers are on it
+        var pool = new LeakCheckingBufferPool();
+        long flooded = 0;
+        await using var busy = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service, OptionAutoReceive = true, OptionMaxDatagramSize = 2048, OptionReceiveBufferSize = UdpTest.LargeBuffer };
+        busy.Probe.KeepDatagrams = false;
+
+        // Each datagram takes its time (work, not a wait for anything), so the flooded socket always
+        // has more waiting: every recvmmsg comes back full.
+        busy.Probe.OnReceive = (_, _, _, _, _) =>
+        {
+            Interlocked.Increment(ref flooded);
+            Thread.Sleep(1);
+        };
+        await using var other = EchoServer(service, new ConcurrentQueue<int>(), pool);
+        Assert.True(busy.Start());
+        Assert.True(other.Start());
+
+        using var stop = new CancellationTokenSource();
+        using var flooder = RawClient();
+        var flood = Task.Run(() =>
+        {
+            var datagram = new byte[64];
+            while (!stop.IsCancellationRequested)
+                flooder.SendTo(datagram, busy.IPEndpoint);
+        });
+        try
+        {
+            await Wait.UntilAsync(() => Interlocked.Read(ref flooded) > 100, "the flooded socket to take its first datagrams");
+            using var client = RawClient();
+            for (var i = 0; i < 3; i++)
+            {
+                // Answered while the flood goes on: the flooded socket lets the loop go round after 16 batches.
+                client.SendTo(UdpTest.Datagram(i, 32), other.IPEndpoint);
+                Assert.Equal(new[] { i }, await ReceiveIdsAsync(client, 1, 32));
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            await flood.WaitAsync(Wait.Default);
+        }
+    }
+
+    [Fact]
+    public async Task A_socket_given_a_service_works_on_every_build_and_is_on_a_loop_only_where_the_loops_poll_sockets()
+    {
+        using var service = new IoService(1);
+        Assert.True(service.Start());
+        var native = Net10FactAttribute.IsNet10Build && OperatingSystem.IsLinux();
+        if (native)
+            Assert.Null(service.NativeTransportUnavailableReason);
+        else
+            Assert.Contains("default transport", service.NativeTransportUnavailableReason);
+
+        var pool = new LeakCheckingBufferPool();
+        await using var server = EchoServer(service, new ConcurrentQueue<int>(), pool);
+        Assert.True(server.Start());
+        Assert.Equal(native, UdpTest.OnLoop(server)); // elsewhere the default mode, with no error
+        using var client = RawClient();
+        client.SendTo(UdpTest.Datagram(7, 32), server.IPEndpoint);
+        Assert.Equal(new[] { 7 }, await ReceiveIdsAsync(client, 1, 32));
+        server.Probe.AssertNoErrors();
+    }
 }
