@@ -22,7 +22,7 @@ dotnet test NetServer.sln -c Release --nologo -m:1 \
   "$@"
 code=$?
 
-# The engine, TLS, HTTP, WebSocket, PROXY and messaging test classes once more with every server
+# The engine, TLS, UDP (and secure UDP), HTTP, WebSocket, PROXY and messaging test classes once more with every server
 # and client on the loops of an I/O service (NETSERVER_TRANSPORT=loops: on Linux the loops poll
 # the sockets themselves with epoll; docs/io-service.md), so every engine guarantee is checked
 # on both transports. The TLS scans are left out of this pass: they check which protocol versions and
@@ -36,7 +36,7 @@ if [ $# -eq 0 ] && [ "${LOOPS_PASS:-1}" = 1 ]; then
     --logger "trx;LogFileName=loops-transport.trx" \
     --results-directory "$results" \
     --blame-hang-timeout 5m \
-    --filter "(FullyQualifiedName~NetServer.Tests.Streams|FullyQualifiedName~NetServer.Tests.Tcp|FullyQualifiedName~NetServer.Tests.Ssl|FullyQualifiedName~NetServer.Tests.Http|FullyQualifiedName~NetServer.Tests.WebSockets|FullyQualifiedName~NetServer.Tests.Messaging|FullyQualifiedName~NetServer.Tests.Proxy|FullyQualifiedName~NetServer.Tests.Service)&FullyQualifiedName!~TlsScannerTests"
+    --filter "(FullyQualifiedName~NetServer.Tests.Streams|FullyQualifiedName~NetServer.Tests.Tcp|FullyQualifiedName~NetServer.Tests.Udp|FullyQualifiedName~NetServer.Tests.SecureUdp|FullyQualifiedName~NetServer.Tests.Ssl|FullyQualifiedName~NetServer.Tests.Http|FullyQualifiedName~NetServer.Tests.WebSockets|FullyQualifiedName~NetServer.Tests.Messaging|FullyQualifiedName~NetServer.Tests.Proxy|FullyQualifiedName~NetServer.Tests.Service)&FullyQualifiedName!~TlsScannerTests"
   loops=$?
   [ "$code" -ne 0 ] || code=$loops
 fi

@@ -45,7 +45,9 @@ internal sealed partial class DatagramChannel
             return;
         }
 
-        if (_dedicatedThread)
+        if (_registration is not null)
+            StartLoopReceive();
+        else if (_dedicatedThread)
             new Thread(static state => ((DatagramChannel)state!).ReceiveThreadLoop()) { IsBackground = true, Name = "NetServer UDP receive" }.Start(this);
         else
             ThreadPoolScheduler.Schedule(s_receiveLoop, this);
@@ -72,7 +74,7 @@ internal sealed partial class DatagramChannel
     /// error reported (or the end of a closed socket), a datagram too large for <paramref name="limit"/>
     /// reported as MessageSize, or statistics and OnReceived.
     /// </summary>
-    private ReceiveNext Handle(SocketError error, int received, EndPoint? source, byte[] buffer, int limit)
+    private ReceiveNext Handle(SocketError error, int received, EndPoint? source, byte[] buffer, int limit, int offset = 0)
     {
         if (error == SocketError.Success && received <= limit)
         {
@@ -80,7 +82,7 @@ internal sealed partial class DatagramChannel
             // the call waits asks for the same datagram, one made in OnReceived for the next.
             Volatile.Write(ref _receiveWanted, 0);
             _owner.CountReceived(received);
-            if (!RaiseReceived(source!, buffer, received))
+            if (!RaiseReceived(source!, buffer, received, offset))
                 Volatile.Write(ref _receiveWanted, 1); // a secure peer dropped it unopened: the wish still waits for a datagram
             return ReceiveNext.Delivered;
         }

@@ -101,6 +101,9 @@ internal sealed partial class DatagramChannel
             _flushing = true;
         }
 
+        if (_registration is not null)
+            return SendOnLoop(target, data, completion);
+
         if (_dedicatedThread)
         {
             // Blocking calls: the kernel takes the caller's bytes before the call returns.
@@ -269,17 +272,21 @@ internal sealed partial class DatagramChannel
         lock (_sendLock)
         {
             while (_queue.TryDequeue(out var datagram))
-            {
-                _queue.Recycle(datagram);
-                AccountLocked(-datagram.Count, -1);
-                if (datagram.Completion is { } completion && completion.TryClaim())
-                    completion.Finish(false);
-            }
+                DropLocked(datagram);
 
             _queue.TrimIfEmpty();
         }
 
         FailRoomWaiters();
+    }
+
+    /// <summary>Drops a datagram that will not be sent: its copy back to the pool, its room freed, a blocking sender told.</summary>
+    private void DropLocked(in QueuedDatagram datagram)
+    {
+        _queue.Recycle(datagram);
+        AccountLocked(-datagram.Count, -1);
+        if (datagram.Completion is { } completion && completion.TryClaim())
+            completion.Finish(false);
     }
 
     private void RaiseSent(EndPoint target, int sent)

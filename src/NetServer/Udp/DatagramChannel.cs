@@ -1,4 +1,6 @@
 
+using NetServer.Service;
+
 namespace NetServer.Udp;
 
 /// <summary>
@@ -23,6 +25,7 @@ internal sealed partial class DatagramChannel
     private readonly BufferPool _pool;
     private readonly DatagramTransport _transport;
     private readonly bool _dedicatedThread;
+    private readonly PollRegistration? _registration; // the loop that polls the socket, or null (the default or dedicated-thread mode)
     private int _closed;
     private int _references = 1; // the open socket
     private volatile bool _finished;
@@ -43,6 +46,7 @@ internal sealed partial class DatagramChannel
         // Fixed for the socket's life: one asynchronous call would switch the runtime's socket to its
         // non-blocking emulation, which makes every blocking call as slow as an asynchronous one.
         _dedicatedThread = owner.OptionDedicatedThread;
+        _registration = PinToLoop(owner, socket);
     }
 
     public Socket Socket => _socket;
@@ -50,6 +54,12 @@ internal sealed partial class DatagramChannel
     public bool IsOpen => Volatile.Read(ref _closed) == 0;
 
     public bool IsFinished => _finished;
+
+    /// <summary>True on the thread of the loop that runs this socket: a queued send leaves from this very thread later, so it cannot be waited for here.</summary>
+    public bool IsOnOwnLoop => _registration is { } registration && registration.Loop.IsCurrent;
+
+    /// <summary>Whether a loop of an <see cref="IoService"/> polls this socket.</summary>
+    public bool IsPolledByLoop => _registration is not null;
 
     /// <summary>
     /// Closes the socket: the receive loop and a pending send end with an abort, queued datagrams
@@ -59,6 +69,8 @@ internal sealed partial class DatagramChannel
     {
         if (Interlocked.Exchange(ref _closed, 1) != 0)
             return false;
+        if (_registration is { } registration)
+            IoLoop.Unregister(registration); // first: a registered socket's dispose would wait for the loop to let go of it
         _socket.Dispose(); // also wakes a dedicated thread blocked in a receive or a send
         WakeReceiveThread();
         FailRoomWaiters();
@@ -91,6 +103,7 @@ internal sealed partial class DatagramChannel
     private void Finish()
     {
         _transport.Dispose();
+        FreeLoopResources();
         DropQueue();
         _owner.OnChannelFinished(this);
 

@@ -129,6 +129,14 @@ internal sealed partial class DatagramTransport : IDisposable
     {
     }
 
+    /// <summary>The endpoint of a sender given as a native address (a datagram of a <c>recvmmsg</c> batch).</summary>
+    public EndPoint SourceOf(ReadOnlySpan<byte> address)
+    {
+        address.CopyTo(_received.Buffer.Span);
+        _received.Size = address.Length;
+        return SourceOf(_received);
+    }
+
     private EndPoint SourceOf(SocketAddress address)
     {
         if (_sources.TryGetValue(address, out var known))
@@ -143,7 +151,7 @@ internal sealed partial class DatagramTransport : IDisposable
     }
 
     /// <summary>The raw address for <paramref name="target"/>, or null if this socket cannot reach its address family.</summary>
-    private SocketAddress? TargetOf(EndPoint target)
+    public SocketAddress? TargetOf(EndPoint target)
     {
         if (_targets.TryGetValue(target, out var known))
             return known;

@@ -161,8 +161,9 @@ public abstract partial class UdpPeer
 
     private static long SendBlocking(DatagramChannel channel, EndPoint endpoint, ReadOnlySpan<byte> data)
     {
-        // Outside hooks the caller waits for a queued datagram's outcome; inside one it cannot.
-        var completion = CallbackScope.IsActive ? null : SendWaiter.ForFlush(0, synchronous: true);
+        // Outside hooks the caller waits for a queued datagram's outcome; inside one it cannot, nor on
+        // the socket's own loop (the datagram leaves from that very thread, later).
+        var completion = CallbackScope.IsActive || channel.IsOnOwnLoop ? null : SendWaiter.ForFlush(0, synchronous: true);
         switch (channel.Send(endpoint, data, roomWaiter: null, completion))
         {
             case DatagramSendStatus.Sent:

@@ -380,6 +380,9 @@ internal static class UdpTest
     /// <summary>The largest payload of one IPv4 datagram (65,535 less the IPv4 and UDP headers).</summary>
     public const int MaxIPv4Payload = 65507;
 
+    /// <summary>Whether a loop of an I/O service polls the peer's socket (a service given, or NETSERVER_TRANSPORT=loops, on Linux): its hooks then run on the loop, not on the thread pool.</summary>
+    public static bool OnLoop(UdpPeer peer) => peer.Channel?.IsPolledByLoop == true;
+
     public static IPEndPoint Loopback(AddressFamily family) =>
         new(family == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, 0);
 
