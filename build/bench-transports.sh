@@ -4,8 +4,8 @@
 # on the stream scenarios of build/bench.sh, in alternating rounds: for each scenario, ROUNDS rounds,
 # each a run on the default transport then one on the loops (SECONDS_PER_RUN s each), and the
 # medians of both with their ratio (loops / default; latency: round trips per second, and p99 with
-# its ratio default / loops, so above 1 is better for the loops everywhere). UDP is left out: it
-# runs on the default transport either way.
+# its ratio default / loops, so above 1 is better for the loops everywhere). UDP and secure UDP
+# run on the loops too (recvmmsg/sendmmsg batches, docs/udp.md); their default is the asynchronous mode.
 #   build/bench-transports.sh                 every scenario, 3 rounds of 3 s
 #   ROUNDS=5 SECONDS_PER_RUN=5 SCENARIOS="tcp-echo-100 http-get-100" build/bench-transports.sh
 set -euo pipefail
@@ -31,10 +31,12 @@ declare -A args=(
   [http-get-1]="http get -c 1" [http-get-100]="http get -c 100"
   [http-pipeline-100]="http pipeline -m 16 -c 100"
   [tcp-latency-1]="tcp latency"
+  [udp-echo-1]="udp echo -c 1" [udp-echo-100]="udp echo -c 100" [sudp-echo-100]="sudp echo -c 100"
 )
 order="tcp-echo-1 tcp-echo-100 tcp-multicast-1 tcp-multicast-100 uds-echo-1 uds-echo-100 ssl-echo-1 ssl-echo-100
   ssl-multicast-100 msg-echo-1 msg-echo-100 ws-echo-1 ws-echo-100 wss-echo-100 proto-echo-100 tcp-reply-1 tcp-reply-100
-  ssl-handshake-8 tcp-connect-8 http-get-1 http-get-100 http-pipeline-100 tcp-latency-1"
+  ssl-handshake-8 tcp-connect-8 http-get-1 http-get-100 http-pipeline-100 tcp-latency-1 udp-echo-1 udp-echo-100
+  sudp-echo-100"
 scenarios="${SCENARIOS:-$order}"
 
 field() { echo "$1" | grep -o "\"$2\":[0-9.]*" | head -n 1 | cut -d: -f2 || true; }
