@@ -35,7 +35,9 @@ public sealed class RelayServerOptions
     /// operator's own when the relay is behind such a translator. A non-global IPv4 address (private,
     /// loopback, link-local...) under the well-known prefix, which never carries one, counts as an
     /// ordinary IPv6 source; under another prefix, as its translated address. <see cref="RelayServer.Start"/>
-    /// refuses an IPv4 prefix, another length, bits set past the length, or a non-zero u octet (bits 64 to 71).
+    /// refuses an IPv4 prefix, another length, bits set past the length, a non-zero u octet (bits 64 to 71),
+    /// a scope id, or a prefix inside ::/16, Teredo (2001::/32), 6to4 (2002::/16), link-local or multicast
+    /// addresses, which the registration key reads its own way. Do not change the list while <see cref="RelayServer.Start"/> runs.
     /// </summary>
     public IList<string> Nat64Prefixes { get; set; } = ["64:ff9b::/96"];
 

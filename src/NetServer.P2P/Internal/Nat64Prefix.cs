@@ -31,7 +31,8 @@ internal readonly struct Nat64Prefix
 
     /// <summary>
     /// Reads "prefix/length" (as "64:ff9b:1::/48"); false with the reason for anything else: no
-    /// length, an IPv4 prefix, a length RFC 6052 does not define, bits set past the length, or a
+    /// length, an IPv4 prefix, a scope id, a prefix in a range the registration key reads its own way
+    /// (<see cref="Reserved"/>), a length RFC 6052 does not define, bits set past the length, or a
     /// non-zero u octet (bits 64 to 71, which RFC 6052 2.2 reserves as zero).
     /// </summary>
     public static bool TryParse(string? text, out Nat64Prefix prefix, out string reason)

@@ -158,6 +158,19 @@ public sealed class RegistrationLimitReviewTests
         Assert.False(relay.IsStarted);
     }
 
+    [Theory]
+    [InlineData("2001:db8::/32")] // documentation, RFC 6052's examples: not Teredo's 2001:0::/32
+    [InlineData("fd00:64::/96")] // a unique local (fc00::/7) network-specific prefix
+    [InlineData("fec0::/64")] // the old site-local range: not link-local
+    [InlineData("64:ff9b:1::/48")] // RFC 8215's local-use prefix
+    [InlineData("2001:200::/40")] // another block of 2001::/23
+    public void The_relay_starts_with_a_prefix_outside_the_ranges_it_reads_its_own_way(string prefix)
+    {
+        using var relay = new RelayServer(TestCertificates.ServerContext(), IPAddress.Loopback, 0, new RelayServerOptions { Nat64Prefixes = [prefix] });
+        Assert.True(relay.Start());
+        relay.Stop();
+    }
+
     [Fact]
     public void The_relay_does_not_start_with_a_negative_site_limit_or_no_prefix_list()
     {
