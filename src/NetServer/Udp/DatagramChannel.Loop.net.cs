@@ -139,18 +139,20 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         Volatile.Write(ref _deliveringThread, Environment.CurrentManagedThreadId);
         try
         {
-            for (var i = 0; i < count && next != ReceiveNext.Stop; i++)
+            // A hook that stopped or disconnected the socket ends the batch: no datagram reaches the hooks after that.
+            for (var i = 0; i < count && next != ReceiveNext.Stop && IsOpen; i++)
                 next = Handle(SocketError.Success, batch.LengthAt(i), _transport.SourceOf(batch.AddressAt(i)), buffer, limit, i * (limit + 1));
         }
         finally
         {
             Volatile.Write(ref _deliveringThread, 0);
-        }
 
-        if (_flushAfterBatch)
-        {
-            _flushAfterBatch = false;
-            LoopFlush();
+            // Even when the batch ended in an exception: the flusher role a hook's send took is held until this flush.
+            if (_flushAfterBatch)
+            {
+                _flushAfterBatch = false;
+                LoopFlush();
+            }
         }
 
         return next;
@@ -219,13 +221,16 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         var batch = _sendBatch!;
         Volatile.Write(ref _bytesSending, 0);
         var sent = 0;
+        var errno = 0;
         while (TakeSending())
         {
             var ready = PrepareSending(batch);
+            var taken = ready == 0 ? 0 : SendPinned(batch, ready, out errno);
             if (ready == 0)
-                continue; // the first datagram failed before the call (its address family)
-            var taken = SendPinned(batch, ready, out var errno);
-            if (taken > 0)
+            {
+                sent++; // the first datagram failed before the call (its address family): it counts toward the burst
+            }
+            else if (taken > 0)
             {
                 for (var i = 0; i < taken; i++)
                     Done(_sending![i], new SocketResult(batch.LengthAt(i), SocketError.Success));

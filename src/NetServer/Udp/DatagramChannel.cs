@@ -118,14 +118,14 @@ internal sealed partial class DatagramChannel
 
     /// <summary>
     /// Blocks until <see cref="Finish"/> has run or <paramref name="timeout"/> passes. Inside a
-    /// NetServer hook it does not wait (the hook may be what the channel waits for) and returns false.
+    /// NetServer hook, or on the thread of the loop that polls the socket, it does not wait (that may be what the channel waits for) and returns false.
     /// </summary>
     public bool WaitForFinish(TimeSpan timeout)
     {
         if (_finished)
             return true;
-        if (CallbackScope.IsActive)
-            return false;
+        if (CallbackScope.IsActive || IsOnOwnLoop)
+            return false; // a hook, or other work on the socket's loop: what the channel waits for may be queued behind it
 
         var deadline = DateTime.UtcNow + timeout;
         lock (this)

@@ -283,6 +283,28 @@ public sealed class UdpLoopTests
     }
 
     [Net10Fact(Reason)]
+    public async Task Start_and_Stop_in_work_posted_to_the_sockets_own_loop_do_not_block_that_loop()
+    {
+        // The receiver's start is queued on that same loop, behind this work: a Stop that waited for
+        // the channel to finish would hold the loop for the whole blocking-wait timeout (30 s).
+        using var service = StartService(1);
+        var pool = new LeakCheckingBufferPool();
+        await using var server = EchoServer(service, new ConcurrentQueue<int>(), pool);
+        var ran = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var watch = System.Diagnostics.Stopwatch.StartNew();
+        Assert.True(service.Loops[0].Post(() =>
+        {
+            server.Start();
+            server.Stop();
+            ran.SetResult(true);
+        }));
+        await ran.Task.WaitAsync(Wait.Default);
+        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(10), $"the posted Start and Stop took {watch.Elapsed.TotalSeconds:F1} s");
+        await server.Probe.Finished.Task.WaitAsync(Wait.Default);
+        Assert.False(server.IsStarted);
+    }
+
+    [Net10Fact(Reason)]
     public async Task A_flooded_socket_holds_up_no_other_socket_of_its_loop()
     {
         using var service = StartService(1); // one loop: both servers are on it
