@@ -140,8 +140,16 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         try
         {
             // A hook that stopped or disconnected the socket ends the batch: no datagram reaches the hooks after that.
+            // Each datagram is handed over at offset 0, as the other modes do: code ported from
+            // NetCoreServer echoes with SendAsync(endpoint, buffer, 0, size). The hooks of the ones
+            // before it have returned, and nothing keeps a received buffer past its hook.
             for (var i = 0; i < count && next != ReceiveNext.Stop && IsOpen; i++)
-                next = Handle(SocketError.Success, batch.LengthAt(i), _transport.SourceOf(batch.AddressAt(i)), buffer, limit, i * (limit + 1));
+            {
+                var length = batch.LengthAt(i);
+                if (i != 0)
+                    buffer.AsSpan(i * (limit + 1), length).CopyTo(buffer);
+                next = Handle(SocketError.Success, length, _transport.SourceOf(batch.AddressAt(i)), buffer, limit);
+            }
         }
         finally
         {
