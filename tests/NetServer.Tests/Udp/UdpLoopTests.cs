@@ -40,7 +40,7 @@ public sealed class UdpLoopTests
         var buffer = new byte[length + 1];
         for (var i = 0; i < count; i++)
         {
-            var result = await socket.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0)).WaitAsync(Wait.Default);
+            var result = await socket.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Loopback, 0)).WaitAsync(Wait.Default); // the family of the sender to read
             ids[i] = UdpTest.IdOf(buffer.AsSpan(0, result.ReceivedBytes), length);
         }
 
@@ -313,7 +313,8 @@ public sealed class UdpLoopTests
         await using var busy = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service, OptionAutoReceive = true, OptionMaxDatagramSize = 2048, OptionReceiveBufferSize = UdpTest.LargeBuffer };
         busy.Probe.KeepDatagrams = false;
 
-        // Each datagram takes its time (work, not a wait for anything), so the flooded socket always
+        // Each datagram takes a millisecond in its hook (a slow hook, standing for work; nothing waits
+        // on it as a signal), so the flooded socket always
         // has more waiting: every recvmmsg comes back full.
         busy.Probe.OnReceive = (_, _, _, _, _) =>
         {
