@@ -54,6 +54,14 @@ for trx in "$results"/*.trx; do
 done
 
 echo "Tests: $passed passed, $failed failed"
+# The failed tests by name, here at the end where a short tail of the log shows them.
+if [ "$failed" -ne 0 ]; then
+  for trx in "$results"/*.trx; do
+    [ -f "$trx" ] || continue
+    grep -o '<UnitTestResult [^>]*outcome="Failed"[^>]*>' "$trx" | grep -o 'testName="[^"]*"' \
+      | sed "s|^testName=|Failed in $(basename "$trx"): |"
+  done
+fi
 [ "$skipped" -eq 0 ] || echo "Skipped: $skipped (listed above; reasons in artifacts/test-results/*.trx)"
 if [ "$found" -eq 0 ] || [ "$total" -eq 0 ]; then
   echo "No test results were produced." >&2

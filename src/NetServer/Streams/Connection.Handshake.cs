@@ -98,8 +98,16 @@ internal sealed partial class Connection
 
         // On a polling loop the handshake's reads and writes complete on the thread pool, so its
         // key exchange and signatures never hold up the other connections of the loop.
+        // The start of the handshake leaves the loop thread too: until its first wait, SslStream runs
+        // on the caller, and that part holds the costly steps (a client's key share; a server's
+        // signature when the peer's hello is already in the socket).
         if (_poll is { } poll)
+        {
             poll.Handshaking = true;
+            if (poll.Loop.IsCurrent)
+                await Task.Yield(); // no synchronization context on a loop thread: the thread pool
+        }
+
         using (var timeout = new CancellationTokenSource(layer.HandshakeTimeout))
         {
             try

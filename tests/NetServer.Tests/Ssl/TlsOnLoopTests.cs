@@ -72,6 +72,50 @@ public sealed class TlsOnLoopTests
     }
 
     [Net10Fact("the loops poll sockets only in the net10.0 build")]
+    public async Task A_handshake_whose_client_hello_already_waits_in_the_socket_starts_off_the_loop_thread()
+    {
+        if (!OperatingSystem.IsLinux())
+            return;
+        using var service = new IoService(1);
+        Assert.True(service.Start());
+        await using var harness = new ServerHarness(TransportKind.Ssl);
+        harness.Server.Service = service;
+        var context = ((SslServer)harness.Server).Context;
+
+        // The server reads the hello and picks its certificate (then signs) within the first read
+        // when the hello is there before the handshake starts: held back by the connect hook here.
+        using var helloSent = new ManualResetEventSlim();
+        string? connectedOn = null;
+        string? selectedOn = null;
+        context.ServerCertificateSelectionCallback = (_, _) =>
+        {
+            selectedOn = Thread.CurrentThread.Name ?? "(unnamed)";
+            return TestCertificates.Server;
+        };
+        harness.Probe.ConfigureSession = probe => probe.Connected = _ =>
+        {
+            connectedOn = Thread.CurrentThread.Name;
+            Assert.True(helloSent.Wait(s_timeout));
+        };
+        Assert.True(harness.Start());
+
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(harness.Endpoint).WaitAsync(s_timeout);
+        await using var tls = new System.Net.Security.SslStream(new NetworkStream(socket), false,
+            (_, presented, _, _) => presented?.GetCertHashString() == TestCertificates.Server.GetCertHashString()); // pinned
+        var handshake = tls.AuthenticateAsClientAsync("localhost"); // writes the hello, then waits for the answer
+        await Wait.UntilAsync(() => connectedOn is not null, "the server's connect hook", s_timeout);
+        var session = harness.FindSession(harness.Probe.Sessions.Keys.Single())!;
+        await Wait.UntilAsync(() => session.Socket is { Available: > 0 }, "the hello in the server's socket", s_timeout);
+        helloSent.Set();
+        await handshake.WaitAsync(s_timeout);
+
+        Assert.StartsWith("NetServer loop", connectedOn);
+        Assert.NotNull(selectedOn);
+        Assert.DoesNotContain("NetServer loop", selectedOn);
+    }
+
+    [Net10Fact("the loops poll sockets only in the net10.0 build")]
     public async Task A_large_echo_over_TLS_on_a_loop_fills_the_kernel_buffers_and_arrives_whole_and_in_order()
     {
         if (!OperatingSystem.IsLinux())
