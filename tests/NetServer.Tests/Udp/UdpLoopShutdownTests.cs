@@ -1,0 +1,59 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading.Tasks;
+using NetServer.Buffers;
+using NetServer.Tests.Infrastructure;
+using Xunit;
+
+namespace NetServer.Tests.Udp;
+
+/// <summary>
+/// A UDP socket on a loop of an <see cref="IoService"/> when the application shuts a side of it
+/// down (<c>Socket.Shutdown</c>): it behaves as in the default mode, and the loop does not spin.
+/// </summary>
+public sealed class UdpLoopShutdownTests
+{
+    private const string Reason = "the loops poll sockets with epoll on Linux in the net10.0 build";
+
+    private static IoService StartService()
+    {
+        var service = new IoService(1);
+        Assert.True(service.Start());
+        Assert.Null(service.NativeTransportUnavailableReason);
+        return service;
+    }
+
+    /// <summary>A connected client (so <c>Socket.Shutdown</c> succeeds) of <paramref name="server"/>, on <paramref name="service"/>'s loop or, with none, in the default mode.</summary>
+    private static ProbeUdpClient Connect(RawUdp server, IoService? service, BufferPool pool)
+    {
+        var client = new ProbeUdpClient(server.Endpoint, pool) { Service = service, OptionAutoReceive = true };
+        Assert.True(client.Connect());
+        Assert.Equal(service is not null || IoService.Ambient is not null, UdpTest.OnLoop(client));
+        return client;
+    }
+
+    [Net10Fact(Reason)]
+    public async Task A_send_after_the_application_shut_the_send_side_fails_as_in_the_default_mode()
+    {
+        // sendmmsg says EPIPE, the runtime's sendto the same, and both read it as SocketError.Shutdown:
+        // the socket's own doing, refused at once without an OnError (an unknown errno read as
+        // SocketError.SocketError made the loops report it).
+        using var service = StartService();
+        var pool = new LeakCheckingBufferPool();
+        foreach (var mode in new[] { service, null })
+        {
+            using var server = new RawUdp(IPAddress.Loopback);
+            await using var client = Connect(server, mode, pool);
+            Assert.True(client.SendAsync(new byte[] { 1 }));
+            Assert.Equal(new byte[] { 1 }, (await server.ReceiveAsync()).Data);
+
+            client.Socket!.Shutdown(SocketShutdown.Send);
+            Assert.False(client.SendAsync(new byte[] { 2 })); // sent from this thread (the queue is idle), and refused
+            Assert.Equal(0, client.Send(new byte[] { 3 }));
+            Assert.True(client.IsConnected);
+            client.Probe.AssertNoErrors();
+            Assert.Equal(1, client.DatagramsSent);
+        }
+    }
+}
