@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Tasks;
@@ -54,6 +55,44 @@ public sealed class UdpLoopShutdownTests
             Assert.True(client.IsConnected);
             client.Probe.AssertNoErrors();
             Assert.Equal(1, client.DatagramsSent);
+        }
+    }
+
+    [Net10Fact(Reason)]
+    public async Task After_the_application_shut_the_receive_side_the_loop_goes_round_and_datagrams_still_arrive_as_in_the_default_mode()
+    {
+        // Linux still queues datagrams for a UDP socket whose receive side is shut, and a read that
+        // finds none says EAGAIN: the hang-up epoll reports is no end. A receiver that took it for
+        // one read again at once, for ever, on the loop's thread.
+        using var service = StartService();
+        var pool = new LeakCheckingBufferPool();
+        foreach (var mode in new[] { service, null })
+        {
+            using var server = new RawUdp(IPAddress.Loopback);
+            await using var client = Connect(server, mode, pool);
+            var clientEndpoint = new IPEndPoint(IPAddress.Loopback, client.LocalEndpoint.Port); // bound to any address
+
+            // A zero-length datagram reaches OnReceived: recvmmsg counts it, with 0 bytes.
+            server.Send(clientEndpoint, ReadOnlySpan<byte>.Empty);
+            await Wait.UntilAsync(() => client.Probe.ReceivedCount == 1, "the zero-length datagram");
+
+            foreach (var how in new[] { SocketShutdown.Receive, SocketShutdown.Both })
+            {
+                client.Socket!.Shutdown(how);
+
+                // The loop runs other work (a receiver that spun on the hang-up would hold its thread).
+                var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                Assert.True(service.Loops[0].Post(() => ran.SetResult()));
+                await ran.Task.WaitAsync(Wait.Default);
+
+                var before = client.Probe.ReceivedCount;
+                server.Send(clientEndpoint, UdpTest.Datagram(7, 16));
+                server.Send(clientEndpoint, ReadOnlySpan<byte>.Empty);
+                await Wait.UntilAsync(() => client.Probe.ReceivedCount == before + 2, $"the datagrams sent after Shutdown({how})");
+            }
+
+            Assert.Equal(new[] { 0, 16, 0, 16, 0 }, client.Probe.Received.ToArray().Select(r => r.Data.Length));
+            client.Probe.AssertNoErrors();
         }
     }
 }
