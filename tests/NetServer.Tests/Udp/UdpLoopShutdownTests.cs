@@ -1,7 +1,9 @@
 using System;
+using System.Collections.Concurrent;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Threading;
 using System.Threading.Tasks;
 using NetServer.Buffers;
 using NetServer.Tests.Infrastructure;
@@ -11,7 +13,8 @@ namespace NetServer.Tests.Udp;
 
 /// <summary>
 /// A UDP socket on a loop of an <see cref="IoService"/> when the application shuts a side of it
-/// down (<c>Socket.Shutdown</c>): it behaves as in the default mode, and the loop does not spin.
+/// down (<c>Socket.Shutdown</c>) or the service stops under it: it behaves as in the default mode,
+/// and the loop neither spins nor hangs.
 /// </summary>
 public sealed class UdpLoopShutdownTests
 {
@@ -94,5 +97,62 @@ public sealed class UdpLoopShutdownTests
             Assert.Equal(new[] { 0, 16, 0, 16, 0 }, client.Probe.Received.ToArray().Select(r => r.Data.Length));
             client.Probe.AssertNoErrors();
         }
+    }
+
+    [Net10Fact(Reason)]
+    public async Task A_service_stopped_while_UDP_sockets_start_on_its_loop_stops_and_leaves_none_on_the_stopped_loop()
+    {
+        // The loop gives up every registration at its stop; one made a moment before its owner
+        // stored it must end as the others do, not leave the loop waiting in the socket's close.
+        var pool = new LeakCheckingBufferPool();
+        for (var round = 0; round < 100; round++)
+        {
+            var service = StartService();
+            var servers = new ConcurrentQueue<ProbeUdpServer>();
+            var stopped = 0;
+            using var go = new Barrier(3);
+            var starters = new Task[2];
+            for (var i = 0; i < starters.Length; i++)
+            {
+                starters[i] = Task.Factory.StartNew(() =>
+                {
+                    Assert.True(go.SignalAndWait(Wait.Default));
+                    // Until three more after the stop (bounded, should the stop hang).
+                    for (var after = 0; after < 3 && servers.Count < 1000; after += Volatile.Read(ref stopped))
+                    {
+                        var server = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service };
+                        servers.Enqueue(server);
+                        Assert.True(server.Start());
+                    }
+                }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            }
+
+            try
+            {
+                Assert.True(go.SignalAndWait(Wait.Default));
+                var stop = Task.Run(service.Stop);
+                Assert.True(await Task.WhenAny(stop, Task.Delay(Wait.Default)) == stop, $"round {round}: the service did not stop");
+            }
+            finally
+            {
+                Volatile.Write(ref stopped, 1);
+            }
+
+            await Task.WhenAll(starters).WaitAsync(Wait.Default);
+            foreach (var server in servers)
+            {
+                // Closed with the loop, or started after it (the default mode): none is left on it.
+                Assert.False(server.IsStarted && UdpTest.OnLoop(server), $"round {round}: a server started on the stopped loop");
+                if (server.IsStarted)
+                    Assert.True(await server.StopAsync().WaitAsync(Wait.Default));
+                await server.Probe.Finished.Task.WaitAsync(Wait.Default);
+                Assert.Null(server.Probe.LateHook);
+                await server.DisposeAsync();
+            }
+
+            service.Dispose();
+        }
+
+        await pool.AssertAllReturnedAsync();
     }
 }
