@@ -83,7 +83,7 @@ public sealed partial class IoLoop
             return null;
         try
         {
-            var registration = new PollRegistration(this, owner, socket.SafeHandle, inline) { Poller = poller };
+            var registration = new PollRegistration(this, owner, socket.SafeHandle, inline, socket.SocketType == SocketType.Dgram) { Poller = poller };
             return poller.Add(registration, listener) ? registration : null;
         }
         catch (ObjectDisposedException)

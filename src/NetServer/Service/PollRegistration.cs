@@ -38,18 +38,23 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>, ILoopWo
     private ManualResetValueTaskSourceCore<SocketResult> _read;
     private int _readState;
     private int _writeState;
+    // A datagram socket has no end: a hang-up it reports is a shutdown of its own receive side
+    // (Socket.Shutdown), after which Linux still queues datagrams and a read that finds none says
+    // EAGAIN. Taken for an end, it made every wait complete at once: the reader spun on the loop.
+    private readonly bool _datagrams;
     private volatile bool _ended; // the peer's end of stream (or a hang-up) was reported: reads never wait again
     private Action<object?>? _writeCallback;
     private object? _writeArgument;
     private int _readsInTurn; // reads in a row on the loop thread since the reader last waited or yielded
 
-    public PollRegistration(IoLoop loop, IPollOwner owner, System.Runtime.InteropServices.SafeHandle handle, bool inline)
+    public PollRegistration(IoLoop loop, IPollOwner owner, System.Runtime.InteropServices.SafeHandle handle, bool inline, bool datagrams = false)
     {
         Loop = loop;
         Owner = owner;
         Handle = handle;
         Fd = (int)handle.DangerousGetHandle();
         _hooksOnLoop = inline;
+        _datagrams = datagrams;
     }
 
     /// <summary>The loop whose thread polls this socket.</summary>
@@ -194,7 +199,7 @@ internal sealed class PollRegistration : IValueTaskSource<SocketResult>, ILoopWo
     /// </summary>
     public void Signal(bool readable, bool writable, bool ended)
     {
-        if (ended)
+        if (ended && !_datagrams)
             _ended = true;
         if (readable && Wake(ref _readState))
             _read.SetResult(s_ready); // inline: the receive loop (and its hooks) runs here

@@ -155,26 +155,53 @@ internal static class Errno
     public const int BadDescriptor = 9;
     public const int WouldBlock = 11;
 
-    /// <summary>The socket error for <paramref name="errno"/> (the values of Linux's generic errno table, shared by x86-64 and arm64).</summary>
+    /// <summary>
+    /// The socket error for <paramref name="errno"/> (the values of Linux's generic errno table, shared
+    /// by x86-64 and arm64), as the runtime's own sockets report it (its SocketErrorPal), so a failure
+    /// reads the same on the loops as in the default mode. Besides the calls' own errors (recvmmsg(2),
+    /// sendmmsg(2)), a datagram socket reports the ICMP errors of earlier datagrams and the shutdown of
+    /// either side. ENOMEM, which the runtime leaves generic, reads as a lack of buffers.
+    /// </summary>
     public static SocketError ToSocketError(int errno) => errno switch
     {
-        1 or 13 => SocketError.AccessDenied,        // EPERM, EACCES
+        1 or 13 => SocketError.AccessDenied,        // EPERM (a firewall rule), EACCES (broadcast not enabled)
+        2 => SocketError.AddressNotAvailable,       // ENOENT
         4 => SocketError.Interrupted,               // EINTR
-        9 => SocketError.OperationAborted,          // EBADF: closed under the call
+        6 => SocketError.HostNotFound,              // ENXIO (the runtime's closest match)
+        9 or 125 => SocketError.OperationAborted,   // EBADF (closed under the call), ECANCELED
         11 => SocketError.WouldBlock,               // EAGAIN
         12 or 105 => SocketError.NoBufferSpaceAvailable, // ENOMEM, ENOBUFS
+        14 => SocketError.Fault,                    // EFAULT
         22 => SocketError.InvalidArgument,          // EINVAL (a port 0 target among them)
+        23 or 24 => SocketError.TooManyOpenSockets, // ENFILE, EMFILE
+        32 => SocketError.Shutdown,                 // EPIPE: the send side was shut down
+        61 => SocketError.NoData,                   // ENODATA
         88 => SocketError.NotSocket,                // ENOTSOCK
         89 => SocketError.DestinationAddressRequired, // EDESTADDRREQ
         90 => SocketError.MessageSize,              // EMSGSIZE
+        91 => SocketError.ProtocolType,             // EPROTOTYPE
+        92 => SocketError.ProtocolOption,           // ENOPROTOOPT (ICMP protocol unreachable)
+        93 => SocketError.ProtocolNotSupported,     // EPROTONOSUPPORT
+        94 => SocketError.SocketNotSupported,       // ESOCKTNOSUPPORT
+        95 => SocketError.OperationNotSupported,    // EOPNOTSUPP (ENOTSUP on Linux)
+        96 => SocketError.ProtocolFamilyNotSupported, // EPFNOSUPPORT
         97 => SocketError.AddressFamilyNotSupported, // EAFNOSUPPORT
+        98 => SocketError.AddressAlreadyInUse,      // EADDRINUSE
         99 => SocketError.AddressNotAvailable,      // EADDRNOTAVAIL
+        100 => SocketError.NetworkDown,             // ENETDOWN
         101 => SocketError.NetworkUnreachable,      // ENETUNREACH
+        102 => SocketError.NetworkReset,            // ENETRESET
+        103 => SocketError.ConnectionAborted,       // ECONNABORTED
         104 => SocketError.ConnectionReset,         // ECONNRESET
         106 => SocketError.IsConnected,             // EISCONN
         107 => SocketError.NotConnected,            // ENOTCONN
+        108 => SocketError.Disconnecting,           // ESHUTDOWN
+        110 => SocketError.TimedOut,                // ETIMEDOUT
         111 => SocketError.ConnectionRefused,       // ECONNREFUSED
+        112 => SocketError.HostDown,                // EHOSTDOWN
         113 => SocketError.HostUnreachable,         // EHOSTUNREACH
+        114 => SocketError.AlreadyInProgress,       // EALREADY
+        115 => SocketError.InProgress,              // EINPROGRESS
         _ => SocketError.SocketError,
     };
 }

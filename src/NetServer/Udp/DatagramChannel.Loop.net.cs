@@ -49,8 +49,15 @@ internal sealed partial class DatagramChannel : IPollOwner, ILoopWork
         return registration;
     }
 
-    /// <summary>The loop stopped (its service stopped): the socket closes, as a Stop or Disconnect would.</summary>
-    void IPollOwner.Abandon() => Close();
+    /// <summary>
+    /// The loop stopped (its service stopped): the socket closes, as a Stop or Disconnect would; while
+    /// the owner is still opening the channel, when it has finished (see <see cref="FinishOpening"/>).
+    /// </summary>
+    void IPollOwner.Abandon()
+    {
+        if (Interlocked.CompareExchange(ref _opened, AbandonedWhileOpening, Opening) == Opened)
+            Close();
+    }
 
     /// <summary>The receiver starts on the loop thread (hooks on the loop) or on the thread pool.</summary>
     private void StartLoopReceive()

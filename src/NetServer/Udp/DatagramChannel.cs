@@ -20,6 +20,10 @@ namespace NetServer.Udp;
 internal sealed partial class DatagramChannel
 #pragma warning restore CA1001
 {
+    private const int Opening = 0;
+    private const int Opened = 1;
+    private const int AbandonedWhileOpening = 2;
+
     private readonly UdpPeer _owner;
     private readonly Socket _socket;
     private readonly BufferPool _pool;
@@ -27,6 +31,7 @@ internal sealed partial class DatagramChannel
     private readonly bool _dedicatedThread;
     private readonly PollRegistration? _registration; // the loop that polls the socket, or null (the default or dedicated-thread mode)
     private int _closed;
+    private int _opened; // Opening, Opened, or AbandonedWhileOpening: see FinishOpening
     private int _references = 1; // the open socket
     private volatile bool _finished;
     private TaskCompletionSource<bool>? _whenFinished;
@@ -60,6 +65,20 @@ internal sealed partial class DatagramChannel
 
     /// <summary>Whether a loop of an <see cref="IoService"/> polls this socket.</summary>
     public bool IsPolledByLoop => _registration is not null;
+
+    /// <summary>
+    /// The owner has stored the channel and raised its start hook (OnStarted, OnConnected): a loop
+    /// that stops from now on closes the socket at once, and one that stopped before (its stop
+    /// raced the registration, made before the owner even held the channel) closes it now. Closed
+    /// during the start, the socket would leave the owner's lifecycle half way, or, closed before
+    /// the registration was stored, never leave the poller, whose reference on the handle keeps the
+    /// socket's close (and the loop's stop with it) waiting.
+    /// </summary>
+    public void FinishOpening()
+    {
+        if (Interlocked.CompareExchange(ref _opened, Opened, Opening) == AbandonedWhileOpening)
+            Close();
+    }
 
     /// <summary>
     /// Closes the socket: the receive loop and a pending send end with an abort, queued datagrams

@@ -119,7 +119,15 @@ public class UdpClient : UdpPeer
         }
 
         Volatile.Write(ref _state, StateConnected);
-        RunHook(static self => ((UdpClient)self).OnConnected(), this);
+        try
+        {
+            RunHook(static self => ((UdpClient)self).OnConnected(), this);
+        }
+        finally
+        {
+            channel.FinishOpening(); // a stop of the socket's loop during the start closes it only now
+        }
+
         if (OptionAutoReceive)
             channel.RequestReceive();
         return true;

@@ -88,7 +88,15 @@ public partial class UdpServer : UdpPeer
             throw;
         }
 
-        RunHook(static self => ((UdpServer)self).OnStarted(), this);
+        try
+        {
+            RunHook(static self => ((UdpServer)self).OnStarted(), this);
+        }
+        finally
+        {
+            channel.FinishOpening(); // a stop of the socket's loop during the start closes it only now
+        }
+
         if (OptionAutoReceive)
             channel.RequestReceive();
         return true;
