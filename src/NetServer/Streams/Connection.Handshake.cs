@@ -98,20 +98,21 @@ internal sealed partial class Connection
 
         // On a polling loop the handshake's reads and writes complete on the thread pool, so its
         // key exchange and signatures never hold up the other connections of the loop.
-        // The start of the handshake leaves the loop thread too: until its first wait, SslStream runs
-        // on the caller, and that part holds the costly steps (a client's key share; a server's
-        // signature when the peer's hello is already in the socket).
         if (_poll is { } poll)
-        {
             poll.Handshaking = true;
-            if (poll.Loop.IsCurrent)
-                await Task.Yield(); // no synchronization context on a loop thread: the thread pool
-        }
-
         using (var timeout = new CancellationTokenSource(layer.HandshakeTimeout))
         {
             try
             {
+#if NET
+                // Its start leaves the loop thread too: until its first wait SslStream runs on the
+                // caller, and that part holds the costly steps (a client's key share; a server's
+                // signature when the peer's hello already waits). ForceYielding goes to the thread
+                // pool whatever context or scheduler the application put on the loop thread; the
+                // time queued there counts toward the handshake's timeout.
+                if (_poll is { Loop.IsCurrent: true })
+                    await Task.CompletedTask.ConfigureAwait(ConfigureAwaitOptions.ForceYielding);
+#endif
                 stream = await layer.AuthenticateAsync(IoLoop.TransportStream(_socket, _poll), _gate!, timeout.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
