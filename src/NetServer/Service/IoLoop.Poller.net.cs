@@ -51,6 +51,12 @@ public sealed partial class IoLoop
             return;
         foreach (var registration in poller.Close())
         {
+            // The poller lets the socket go first (the loop polls no more): an owner that closes its
+            // socket in Abandon before it even stored the registration (a set-up on another thread
+            // that raced this stop) would otherwise wait forever in the close for the poller's
+            // reference on the handle, and the loop's stop with it. Its waiters still end through
+            // the owner (Unregister), so the close it makes reads as the service's stop.
+            poller.Remove(registration);
             try
             {
                 registration.Owner.Abandon();

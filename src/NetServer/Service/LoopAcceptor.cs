@@ -51,22 +51,29 @@ internal sealed class LoopAcceptor : IPollOwner
     public static LoopAcceptor[]? Start(IoService service, Socket listener, IAcceptHost host, int generation)
     {
         listener.Blocking = false; // an accept a loop makes must never wait
-        var live = new StrongBox<int>();
+        // One count per acceptor, taken before it registers (a loop may stop and abandon it at once),
+        // and one held by this start: no abandon during the start can hand accepting back to the
+        // runtime while loops are still being registered, nor be lost to a count set afterwards.
+        var live = new StrongBox<int>(1);
         var acceptors = new List<LoopAcceptor>(service.Threads);
         foreach (var loop in service.Loops)
         {
             var acceptor = new LoopAcceptor(host, listener, loop, generation, live);
+            Interlocked.Increment(ref live.Value);
             if (acceptor.Register())
                 acceptors.Add(acceptor);
+            else
+                Interlocked.Decrement(ref live.Value); // never polled: nothing will abandon it
         }
 
-        if (acceptors.Count == 0)
+        // Every acceptor was abandoned during the start (the service stopped) or none registered:
+        // the runtime's engine accepts, as without a service.
+        if (Interlocked.Decrement(ref live.Value) == 0)
         {
             listener.Blocking = true;
             return null;
         }
 
-        live.Value = acceptors.Count;
         foreach (var acceptor in acceptors)
             _ = acceptor.RunAsync();
         return acceptors.ToArray();
