@@ -205,12 +205,26 @@ mkdir -p artifacts
 # relay_alone LABEL FILE [VAR=VALUE]: one such run, the relay started with the variable if given.
 relay_alone() {
   local label="$1" file="$2"; shift 2
-  local port=$((30000 + RANDOM % 10000)) console="artifacts/$file.console" pid
+  local port="" console="artifacts/$file.console" pid
   rm -f "$console"; mkfifo "$console"
-  env "$@" "$bench" relay forward --role server -p "$port" -z 0 <"$console" >"artifacts/$file-server.txt" 2>&1 &
+  # Port 0: the relay binds a free port and prints it ("Relay listening on 127.0.0.1:PORT"), read
+  # back here (a port picked at random collided with a port the system had handed out).
+  env "$@" "$bench" relay forward --role server -p 0 -z 0 <"$console" >"artifacts/$file-server.txt" 2>&1 &
   pid=$!
   exec 4>"$console"
-  sleep 1
+  for _ in $(seq 1 100); do
+    port=$(grep -o 'Relay listening on [^;]*' "artifacts/$file-server.txt" 2>/dev/null | grep -o '[0-9]*$' || true)
+    [ -z "$port" ] && kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$port" ]; then
+    echo "$label: the relay did not start (artifacts/$file-server.txt)" >&2
+    exec 4>&-
+    wait "$pid" || true
+    rm -f "$console"
+    summary+=("$label: the relay did not start")
+    return
+  fi
   "$bench" relay forward --role client -p "$port" -c 100 -z "$seconds" -q --server-pid "$pid" >"artifacts/$file-client.txt" || true
   exec 4>&-
   wait "$pid" || true
