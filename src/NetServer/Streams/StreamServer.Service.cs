@@ -10,8 +10,8 @@ public abstract partial class StreamServer<TSession>
     /// The I/O service whose loops this server's sessions are pinned to (round robin, one loop per
     /// session), or null (the default) for the thread-pool transport. It applies to sessions accepted after it is
     /// set; start the service first. On Linux (net10.0 build) a loop polls its sessions' sockets itself
-    /// and runs their receive hooks on its thread; elsewhere, and for TLS sessions, the sessions keep
-    /// the default transport (see <see cref="IoService.NativeTransportUnavailableReason"/>).
+    /// and runs their receive hooks on its thread (TLS sessions too, their handshakes on the thread
+    /// pool); elsewhere the sessions keep the default transport (see <see cref="IoService.NativeTransportUnavailableReason"/>).
     /// </summary>
     public IoService? Service
     {

@@ -313,13 +313,15 @@ public sealed class UdpLoopTests
         await using var busy = new ProbeUdpServer(new IPEndPoint(IPAddress.Loopback, 0), pool) { Service = service, OptionAutoReceive = true, OptionMaxDatagramSize = 2048, OptionReceiveBufferSize = UdpTest.LargeBuffer };
         busy.Probe.KeepDatagrams = false;
 
-        // Each datagram takes a millisecond in its hook (a slow hook, standing for work; nothing waits
-        // on it as a signal), so the flooded socket always
-        // has more waiting: every recvmmsg comes back full.
+        // Each datagram costs its hook 50 us of work (a busy wait standing for it), longer than the
+        // flooder takes to send several more, so the flooded socket always has more waiting: every
+        // recvmmsg comes back full.
         busy.Probe.OnReceive = (_, _, _, _, _) =>
         {
             Interlocked.Increment(ref flooded);
-            Thread.Sleep(1);
+            var until = System.Diagnostics.Stopwatch.GetTimestamp() + (System.Diagnostics.Stopwatch.Frequency / 20_000);
+            while (System.Diagnostics.Stopwatch.GetTimestamp() < until)
+                Thread.SpinWait(20);
         };
         await using var other = EchoServer(service, new ConcurrentQueue<int>(), pool);
         Assert.True(busy.Start());
