@@ -74,7 +74,7 @@ internal sealed partial class DatagramChannel
     /// error reported (or the end of a closed socket), a datagram too large for <paramref name="limit"/>
     /// reported as MessageSize, or statistics and OnReceived.
     /// </summary>
-    private ReceiveNext Handle(SocketError error, int received, EndPoint? source, byte[] buffer, int limit, int offset = 0)
+    private ReceiveNext Handle(SocketError error, int received, EndPoint? source, byte[] buffer, int limit)
     {
         if (error == SocketError.Success && received <= limit)
         {
@@ -82,7 +82,7 @@ internal sealed partial class DatagramChannel
             // the call waits asks for the same datagram, one made in OnReceived for the next.
             Volatile.Write(ref _receiveWanted, 0);
             _owner.CountReceived(received);
-            if (!RaiseReceived(source!, buffer, received, offset))
+            if (!RaiseReceived(source!, buffer, received))
                 Volatile.Write(ref _receiveWanted, 1); // a secure peer dropped it unopened: the wish still waits for a datagram
             return ReceiveNext.Delivered;
         }
