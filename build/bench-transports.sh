@@ -6,12 +6,16 @@
 # medians of both with their ratio (loops / default; latency: round trips per second, and p99 with
 # its ratio default / loops, so above 1 is better for the loops everywhere). UDP and secure UDP
 # run on the loops too (recvmmsg/sendmmsg batches, docs/udp.md); their default is the asynchronous mode.
-#   build/bench-transports.sh                 every scenario, 3 rounds of 3 s
+# Each run first warms up for WARMUP s (default 2; netserver-bench --warmup) outside its measured
+# window: in a 3-s window JIT tiering alone made the loops' wss echo read 0.48 of the default
+# transport where 8-s windows gave 1.15.
+#   build/bench-transports.sh                 every scenario, 3 rounds of 3 s after 2 s of warm-up
 #   ROUNDS=5 SECONDS_PER_RUN=5 SCENARIOS="tcp-echo-100 http-get-100" build/bench-transports.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-3}"
 seconds="${SECONDS_PER_RUN:-3}"
+warmup="${WARMUP:-2}"
 dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet >/dev/null
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
 
@@ -43,14 +47,14 @@ field() { echo "$1" | grep -o "\"$2\":[0-9.]*" | head -n 1 | cut -d: -f2 || true
 median() { printf '%s\n' "$@" | { grep -v '^$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "?"; else printf "%.2f", a / b }'; }
 
-printf '%-20s %14s %14s %7s   %s\n' "scenario" "default" "loops" "ratio" "(medians of $rounds alternating rounds of $seconds s; load $(cut -d' ' -f1 /proc/loadavg) at start)"
+printf '%-20s %14s %14s %7s   %s\n' "scenario" "default" "loops" "ratio" "(medians of $rounds alternating rounds of $seconds s after $warmup s of warm-up; load $(cut -d' ' -f1 /proc/loadavg) at start)"
 for name in $scenarios; do
   [ -n "${args[$name]:-}" ] || { echo "unknown scenario: $name" >&2; exit 2; }
   declare -a rate_default=() rate_loops=() p99_default=() p99_loops=()
   for ((round = 1; round <= rounds; round++)); do
     for transport in default loops; do
       # shellcheck disable=SC2086 # the arguments are words
-      out=$(NETSERVER_TRANSPORT=$transport "$bench" ${args[$name]} -z "$seconds" -q 2>&1 | grep '^{' || true)
+      out=$(NETSERVER_TRANSPORT=$transport "$bench" ${args[$name]} -z "$seconds" -w "$warmup" -q 2>&1 | grep '^{' || true)
       rate=$(field "$out" messagesPerSecond)
       [ -n "$rate" ] || rate=$(field "$out" handshakesPerSecond)
       [ -n "$rate" ] || rate=$(field "$out" roundTripsPerSecond)

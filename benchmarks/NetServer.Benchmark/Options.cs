@@ -79,6 +79,9 @@ internal sealed class Options
 
     public double Seconds { get; private set; } = 10;
 
+    /// <summary>Client: seconds of traffic before the measured window opens (--warmup; default 0).</summary>
+    public double WarmupSeconds { get; private set; }
+
     public int Threads { get; private set; }
 
     public bool InlineCompletions { get; private set; }
@@ -221,6 +224,9 @@ internal sealed class Options
                                  else the system's choice, 0)
               --rate N           multicast: N messages per second (default: as fast as the server can)
           -z, --seconds S        seconds to benchmark (default 10; a server runs until stopped when 0)
+          -w, --warmup S         client: S seconds of traffic before the measured window opens (default 0;
+                                 the first active second is always left out), so that JIT tiering, pools
+                                 and connects settle: in-process comparisons of a few seconds need it
           -t, --threads N        socket I/O threads (default: the runtime's choice)
               --inline           run socket completions inline on the I/O threads
               --proxy-trust NET  tcp server: every connection starts with a PROXY header (v1 or v2)
@@ -333,6 +339,11 @@ internal sealed class Options
                     options.Seconds = double.Parse(Next(), CultureInfo.InvariantCulture);
                     if (options.Seconds < 0)
                         throw new ArgumentException("Seconds must not be negative.");
+                    break;
+                case "-w" or "--warmup":
+                    options.WarmupSeconds = double.Parse(Next(), CultureInfo.InvariantCulture);
+                    if (options.WarmupSeconds is < 0 or > 3600)
+                        throw new ArgumentException("Warm-up seconds must be from 0 to 3600.");
                     break;
                 case "-t" or "--threads":
                     options.Threads = NextInt(1);

@@ -36,12 +36,15 @@ internal static partial class Program
         // handshake); abort cuts off a cycle that still hangs after the grace period.
         using var stop = new CancellationTokenSource();
         using var abort = new CancellationTokenSource();
+        var loops = clients.Select((client, i) => HandshakeLoopAsync(client, counters[i], stop.Token, abort.Token)).ToList();
+        await WarmUpAsync(options);
         var watch = Stopwatch.StartNew();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);
-        var loops = clients.Select((client, i) => HandshakeLoopAsync(client, counters[i], stop.Token, abort.Token)).ToList();
+        var handshakes0 = Handshakes();
+        var ticks0 = counters.Sum(c => c.HandshakeTicks);
 
         var lastTime = 0.0;
-        var lastCount = 0L;
+        var lastCount = handshakes0;
         var total = await WaitOutRunAsync(options, watch, now =>
         {
             var count = Handshakes();
@@ -51,8 +54,8 @@ internal static partial class Program
             lastCount = count;
             return line;
         });
-        var handshakes = Handshakes();
-        var ticks = counters.Sum(c => c.HandshakeTicks);
+        var handshakes = Handshakes() - handshakes0;
+        var ticks = counters.Sum(c => c.HandshakeTicks) - ticks0;
         var allocated1 = GC.GetTotalAllocatedBytes(precise: true);
 
         await stop.CancelAsync();

@@ -1,5 +1,6 @@
 using System;
 using System.Globalization;
+using System.Threading.Tasks;
 
 namespace NetServer.Benchmark;
 
@@ -41,6 +42,12 @@ internal static partial class Program
 
         if (o.Scenario != "handshake" && !o.IsHttp)
             Console.WriteLine($"Message size: {o.Size}");
+        if (o.WarmupSeconds > 0 && o.Role != Role.Server)
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Seconds of warm-up: {o.WarmupSeconds}"));
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Seconds to benchmarking: {o.Seconds}"));
     }
+
+    /// <summary>--warmup: the traffic already started runs this long before the caller opens its measured window.</summary>
+    private static Task WarmUpAsync(Options o) =>
+        o.WarmupSeconds > 0 ? Task.Delay(TimeSpan.FromSeconds(o.WarmupSeconds)) : Task.CompletedTask;
 }

@@ -31,6 +31,7 @@ internal static partial class Program
         long Errors() => behaviors.Sum(b => b.Counters.Errors) + (server?.Errors ?? 0);
 
         // The round trips that end in the measured window count; the first ones (connects, JIT) mostly end before it opens.
+        await WarmUpAsync(options);
         foreach (var behavior in behaviors)
             behavior.Recording = true;
         var watch = Stopwatch.StartNew();

@@ -104,6 +104,7 @@ internal static partial class Program
         foreach (var peer in peers)
             peer.Start(options.Messages);
 
+        await WarmUpAsync(options);
         var watch = Stopwatch.StartNew();
         AllocationTracer.Current?.StartWindow();
         var forwarded0 = Forwarded();

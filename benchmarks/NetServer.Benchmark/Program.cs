@@ -337,6 +337,7 @@ internal static partial class Program
 
         using var ticking = new CancellationTokenSource();
         var ticks = TickEverySecondAsync(clients, ticking.Token);
+        await WarmUpAsync(options);
         var watch = Stopwatch.StartNew();
         var (bytes0, messages0) = Edge();
         var allocated0 = GC.GetTotalAllocatedBytes(precise: true);

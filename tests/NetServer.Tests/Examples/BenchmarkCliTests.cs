@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Globalization;
 using System.Linq;
 using System.Net;
@@ -231,12 +232,34 @@ public sealed partial class BenchmarkCliTests
     [InlineData("Option -c needs an integer", "tcp", "echo", "-c", "abc")]
     [InlineData("http has no echo scenario", "http", "echo")]
     [InlineData("get, pipeline and trace are http and https scenarios", "tcp", "get")]
+    [InlineData("Warm-up seconds must be from 0 to 3600", "tcp", "echo", "-w", "-1")]
     [InlineData("Cannot load the TLS certificates", "ssl", "echo", "--certs", "/nonexistent/netserver-bench-certs")]
     public async Task Bad_arguments_exit_with_code_2_and_say_what_is_wrong(string message, params string[] args)
     {
         await using var bench = ProgramProcess.Start(Cli, s_timeout, args);
         Assert.Equal(2, await bench.WaitForExitAsync());
         Assert.Contains(message, bench.Transcript, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("tcp", "echo")]
+    [InlineData("tcp", "latency")]
+    [InlineData("ssl", "handshake")]
+    public async Task Warm_up_runs_traffic_before_the_measured_window_and_leaves_it_out(string protocol, string scenario)
+    {
+        await using var bench = ProgramProcess.Start(Cli, s_timeout, protocol, scenario, "-c", "2", "-z", "1", "-w", "3", "-q");
+        await bench.WaitForLineAsync("Seconds of warm-up: 3");
+        var started = Stopwatch.StartNew();
+        var result = await ResultAsync(bench);
+        var elapsed = started.Elapsed;
+        Assert.Equal(0, await bench.WaitForExitAsync());
+
+        // The result comes after the warm-up and the window (about 1 s when the warm-up is skipped),
+        // and the window it reports is the 1 s asked for, not the 4 s of traffic.
+        Assert.True(elapsed >= TimeSpan.FromSeconds(3.9), $"The result came {elapsed.TotalSeconds:F2} s after the header: no warm-up before the window.");
+        var window = result.GetProperty("totalSeconds").GetDouble();
+        Assert.InRange(window, 0.9, 2.5);
+        Assert.Equal(0, result.GetProperty("errors").GetInt64());
     }
 
     /// <summary>A latency result: round trips were timed, and min &lt;= p50 &lt;= p99 &lt;= p99.9 &lt;= max, all above zero.</summary>
