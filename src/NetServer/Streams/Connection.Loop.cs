@@ -92,6 +92,28 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
         FlushLoop();
     }
 
+    /// <summary>
+    /// A scheduled flush (a multicast's) of a connection whose hooks run on its loop goes to that
+    /// loop rather than to the thread pool: multicasts made during the loop's turn (from its hooks)
+    /// then leave together, in one write per connection after the turn's hooks, and the send hooks
+    /// run on the loop like the others. False: not pinned that way (or the loop stopped), the
+    /// thread pool runs it. Only the flusher role's holder schedules, so the one work item per
+    /// connection is never queued twice.
+    /// </summary>
+    private bool PostFlush()
+    {
+        if (_poll is not { Inline: true } poll)
+            return false;
+        return poll.Loop.Post(_loopFlush ??= new LoopFlush(this));
+    }
+
+    private LoopFlush? _loopFlush;
+
+    private sealed class LoopFlush(Connection connection) : ILoopWork
+    {
+        public void Execute() => connection.FlushLoop();
+    }
+
     /// <summary>Before the socket closes: the poller lets go of it and its waiters end.</summary>
     private void Unpin()
     {
