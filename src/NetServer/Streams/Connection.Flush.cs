@@ -154,8 +154,11 @@ internal sealed partial class Connection
             return;
         }
 
+        var rounds = 0;
         while (HasMoreToFlush())
         {
+            if (YieldFlush(++rounds))
+                return; // the loop's queue continues it
             int total, sent;
             SocketError error;
             if (_queue.InflightSegments == 1)

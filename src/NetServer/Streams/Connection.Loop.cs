@@ -109,6 +109,27 @@ internal sealed partial class Connection : IPollOwner, ILoopWork
 
     private LoopFlush? _loopFlush;
 
+    /// <summary>Rounds of writes a flush makes on its loop's thread before it lets the loop's other work run (see <see cref="YieldFlush"/>).</summary>
+    private const int FlushRoundsPerTurn = 16;
+
+    /// <summary>
+    /// After <paramref name="rounds"/> rounds of a flush: true when it runs on its loop's thread,
+    /// has made <see cref="FlushRoundsPerTurn"/> rounds (a peer that takes everything while
+    /// another thread keeps sending) and went back into the loop's queue, keeping the flusher role:
+    /// the loop's other sockets and posted work run first, as a reader lets them after 16 reads.
+    /// </summary>
+    private bool YieldFlush(int rounds) => rounds > FlushRoundsPerTurn && IsOnOwnLoop && PostFlush();
+
+    /// <summary>True on the thread of the loop this connection is pinned to.</summary>
+    internal bool IsOnOwnLoop => _poll is { } poll && poll.Loop.IsCurrent;
+
+    /// <summary>
+    /// Where a blocking call on this connection returns at once instead of waiting: inside a hook
+    /// (see <see cref="CallbackScope"/>), or elsewhere on the connection's own loop (posted work,
+    /// a timer), where what it would wait for (a flush, the close) may be queued behind it.
+    /// </summary>
+    internal bool MustNotWait => CallbackScope.IsActive || IsOnOwnLoop;
+
     private sealed class LoopFlush(Connection connection) : ILoopWork
     {
         public void Execute() => connection.FlushLoop();

@@ -160,13 +160,13 @@ internal sealed partial class Connection
 
     /// <summary>
     /// Blocks until <see cref="Finish"/> has run or <paramref name="timeout"/> passes. Callers inside a
-    /// NetServer hook must not wait (see <see cref="CallbackScope"/>); they get false at once.
+    /// NetServer hook, or on the connection's own loop, must not wait (see <see cref="MustNotWait"/>); they get false at once.
     /// </summary>
     public bool WaitForFinish(TimeSpan timeout)
     {
         if (IsFinished)
             return true;
-        return !CallbackScope.IsActive && _finishWait.WaitUntil(this, static c => c.IsFinished, timeout);
+        return !MustNotWait && _finishWait.WaitUntil(this, static c => c.IsFinished, timeout);
     }
 
     /// <summary>Completes after <see cref="Finish"/> has run.</summary>

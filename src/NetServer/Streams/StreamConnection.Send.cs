@@ -287,7 +287,7 @@ public abstract partial class StreamConnection
         var status = connection.Send(data, shared: null, waiter: null, out var watermark);
         if (status == SendStatus.Full)
         {
-            if (CallbackScope.IsActive)
+            if (connection.MustNotWait)
             {
                 connection.ReportSendRefused();
                 return 0;
@@ -301,7 +301,7 @@ public abstract partial class StreamConnection
             return 0;
         }
 
-        if (CallbackScope.IsActive)
+        if (connection.MustNotWait)
             return data.Length;
         if (!connection.TryWaitForFlush(watermark, synchronous: true, out var flushed))
             return 0; // closed before the kernel took these bytes
