@@ -16,6 +16,7 @@ namespace NetServer.Tests.Examples;
 /// must list every cache operation the document describes. Served by the HttpServer example (a
 /// child process on a free port), which finds www/api itself as a user's run does.
 /// </summary>
+[Collection(nameof(HostNetworkCollection))]
 public sealed class SwaggerPageTests
 {
     private static readonly string[] s_cacheMethods = ["get", "head", "post", "put", "delete", "options", "trace"];

@@ -18,6 +18,7 @@ namespace NetServer.Tests.Examples;
 /// the servers' HTTP side driven by the test's own clients, and the chat page (www/ws) in headless
 /// Chromium, typed into like a user would, next to a WsClient of the test.
 /// </summary>
+[Collection(nameof(HostNetworkCollection))]
 public sealed class WsExampleTests
 {
     private static readonly TimeSpan s_timeout = TimeSpan.FromSeconds(10);

@@ -12,6 +12,7 @@ namespace NetServer.Tests.Udp;
 /// queue, its pending sends and the awaitable send's backpressure run against real socket
 /// backpressure, and a receiver on the far side checks that every datagram arrived, in order.
 /// </summary>
+[Collection(nameof(HostNetworkCollection))]
 public class UdpSlowLinkTests
 {
     private const int DatagramSize = 200;
