@@ -166,16 +166,9 @@ public partial class RelayClient
         {
             // Only while a punch runs with that peer (none: StopPunch cleared it): a nomination
             // out of the blue moves nothing.
-            // A nomination that comes before this side has heard the peer directly (its PUNCH
-            // reached the peer before this punch started: the ACK went out, nothing was kept) is
-            // kept, and the first authenticated PUNCH or PUNCH_ACK of this punch takes it up.
-            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state && !state.Stop.IsCancellationRequested)
-            {
-                state.Nominated = true;
-                if (state.NominatedEndpoint is { } endpoint)
-                    GoDirect(nominated, endpoint);
-            }
-
+            if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state && !state.Stop.IsCancellationRequested
+                && state.NominatedEndpoint is { } endpoint)
+                GoDirect(nominated, endpoint);
             return true;
         }
 
@@ -199,9 +192,13 @@ public partial class RelayClient
             return true;
         }
 
-        // The punch exists before the answer leaves: the requester punches as soon as it has it.
+        // The punch exists before the answer leaves: the requester punches as soon as it has the
+        // answer, and a PUNCH that reached this side before its punch existed was acknowledged
+        // with nothing kept (no endpoint), so the nomination that followed was dropped and this
+        // side stayed Relayed.
+        var answer = Offer();
         var punch = StartPunch(pair, Candidates(offer, udp));
-        _connection.Reply(in message, Offer());
+        _connection.Reply(in message, answer);
         _ = SprayAsync(pair, punch, s_tryLength).ContinueWith(_ => Interlocked.Decrement(ref _punchSessions), TaskScheduler.Default);
         return true;
     }
@@ -287,9 +284,6 @@ public partial class RelayClient
                 punch?.Acknowledge(from);
                 break;
         }
-
-        if (punch is { Nominated: true } && pair.Direct is null && !punch.Stop.IsCancellationRequested && type is SecureDatagramType.Punch or SecureDatagramType.PunchAck)
-            GoDirect(pair, punch.NominatedEndpoint ?? from);
 
         // Authenticated and the newest yet: a direct path follows the peer to its new endpoint
         // (roaming); an older datagram (delayed, or replayed from elsewhere within the window) does not.

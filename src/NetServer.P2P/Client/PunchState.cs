@@ -32,15 +32,6 @@ internal sealed class PunchState
 
     public CancellationTokenSource Stop { get; } = new();
 
-    private volatile bool _nominated;
-
-    /// <summary>The peer nominated the direct path during this punch (see RelayClient.OnPunchMessage).</summary>
-    public bool Nominated
-    {
-        get => _nominated;
-        set => _nominated = value;
-    }
-
     /// <summary>The endpoint the last authenticated PUNCH or PUNCH_ACK came from (the path a nomination takes when this side saw no acknowledgement of its own).</summary>
     public IPEndPoint? LastHeard { get; set; }
 
