@@ -25,7 +25,7 @@ public sealed class WsClientConformanceTests
     private sealed class RecordingClient : WsClient
     {
         public RecordingClient(int port)
-            : base(IPAddress.Loopback, port) => WsOptions.HandshakeTimeout = TimeSpan.FromSeconds(5);
+            : base(IPAddress.Loopback, port) => WsOptions.HandshakeTimeout = s_wait; // no test here waits for it to expire
 
         public ConcurrentQueue<string> Errors { get; } = new();
 
