@@ -124,20 +124,28 @@ internal static class WireFormat
     /// <summary>RFC 9562 order: the bytes as the GUID's text reads them (.NET keeps the first three groups little-endian).</summary>
     public static void WriteGuid(Span<byte> destination, Guid value)
     {
+#if NET
+        value.TryWriteBytes(destination, bigEndian: true, out _);
+#else
         value.TryWriteBytes(destination);
         destination.Slice(0, 4).Reverse();
         destination.Slice(4, 2).Reverse();
         destination.Slice(6, 2).Reverse();
+#endif
     }
 
     public static Guid ReadGuid(ReadOnlySpan<byte> source)
     {
+#if NET
+        return new Guid(source.Slice(0, GuidSize), bigEndian: true);
+#else
         Span<byte> bytes = stackalloc byte[GuidSize];
         source.Slice(0, GuidSize).CopyTo(bytes);
         bytes.Slice(0, 4).Reverse();
         bytes.Slice(4, 2).Reverse();
         bytes.Slice(6, 2).Reverse();
         return new Guid(bytes);
+#endif
     }
 
     /// <summary>Reads a varint at <paramref name="position"/>; false when it runs past the end or over 64 bits.</summary>
@@ -190,6 +198,9 @@ internal static class WireFormat
 
     public static bool IsValidUtf8(ReadOnlySpan<byte> value)
     {
+#if NET
+        return System.Text.Unicode.Utf8.IsValid(value);
+#else
         try
         {
             Utf8.GetCharCount(value);
@@ -199,6 +210,7 @@ internal static class WireFormat
         {
             return false;
         }
+#endif
     }
 
     private static bool Advance(ReadOnlySpan<byte> source, scoped ref int position, int count)
