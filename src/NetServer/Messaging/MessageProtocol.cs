@@ -96,19 +96,38 @@ public class MessageProtocol : StreamProtocol
         finally
         {
             t_delivering = outer;
-            if (_delivered != 0)
+            try
             {
-                connection.CountMessagesReceived(Diagnostics.MessageMetrics.Messages, _delivered);
-                _delivered = 0;
-            }
+                if (_delivered != 0)
+                {
+                    connection.CountMessagesReceived(Diagnostics.MessageMetrics.Messages, _delivered);
+                    _delivered = 0;
+                }
 
-            SendBatch(connection);
-            if (_batch is { } batch)
+                SendBatch(connection);
+                if (_batch is { } batch)
+                {
+                    _batch = null; // an idle connection holds no batch memory
+                    ArrayPool<byte>.Shared.Return(batch);
+                }
+            }
+            finally
             {
-                _batch = null; // an idle connection holds no batch memory
-                ArrayPool<byte>.Shared.Return(batch);
+                OnMessagesDelivered();
             }
         }
+    }
+
+    /// <summary>
+    /// Called after each read's messages were delivered (one <see cref="OnMessage(ReadOnlySpan{byte})"/>
+    /// call each, possibly none), on the same thread, once this connection's own answers from those
+    /// calls were handed to the connection (queued, or waiting for room under its send limit), and
+    /// before the next read is delivered. A server that
+    /// passes messages on to other connections gathers them during the read and sends each
+    /// connection's share here, one send per connection per read instead of one per message.
+    /// </summary>
+    protected virtual void OnMessagesDelivered()
+    {
     }
 
     private int Deliver(StreamConnection connection, ReadOnlySpan<byte> data)
