@@ -1,17 +1,18 @@
 using System;
 using System.Buffers;
+using System.Collections.Generic;
 using System.Threading;
 
 namespace NetServer.P2P.Server;
 
 /// <summary>
 /// The frames routed to one peer that wait to go out together: appended by the senders' receive
-/// hooks, handed to the peer's connection as one send by a flush scheduled on the thread pool (or
-/// at once when the buffer fills). Without it every routed message would find the addressee's
-/// queue idle and go out alone, a TLS record and a system call each, from the sender's thread: the
-/// engine gathers the sends a connection makes in its own hooks, not those made to another
-/// connection. This is the engine's scheduled send (what a multicast uses), which its public API
-/// does not offer for one connection.
+/// hooks and handed to the peer's connection as one send when the sender's read was delivered
+/// (<see cref="SendGathered"/>, from the sender's thread), by a flush scheduled on the thread pool
+/// when appended outside a relay session's delivery, or at once when the buffer fills. Without it
+/// every routed message would find the addressee's queue idle and go out alone, a TLS record and a
+/// system call each: the engine gathers the sends a connection makes in its own hooks, not those
+/// made to another connection.
 /// </summary>
 /// <remarks>
 /// Bounded: two pooled buffers of <see cref="Capacity"/> bytes at most, one filling while the other
@@ -40,7 +41,58 @@ internal sealed class Outbox
     private int _length;
     private bool _scheduled;
 
+    // The outboxes frames were appended to during the read a relay session is delivering on this
+    // thread (null: none is): sent when its messages were delivered (SendGathered), from the
+    // thread that routed them, instead of by a flush on the thread pool each.
+    [ThreadStatic]
+    private static List<Outbox>? t_gathering;
+
+    [ThreadStatic]
+    private static List<Outbox>? t_spareList;
+
     public Outbox(RelaySession session) => _session = session;
+
+    // The most outboxes one read sends from its own thread; the rest of a wide fan-out (a room, everyone)
+    // is flushed on the thread pool, as before, so that one read does not hold its thread (an I/O loop's,
+    // with every connection on it) for hundreds of TLS sends.
+    private const int SentInline = 16;
+
+    /// <summary>Appends on this thread are gathered until <see cref="SendGathered"/> (a relay session delivers a read here).</summary>
+    public static void Gather()
+    {
+        if (t_gathering is not null)
+            return;
+        t_gathering = t_spareList ?? [];
+        t_spareList = null;
+    }
+
+    /// <summary>Sends what this thread's routing appended since <see cref="Gather"/>: one send per outbox.</summary>
+    public static void SendGathered()
+    {
+        if (t_gathering is not { } gathered)
+            return;
+        t_gathering = null; // from here on appends (a flush's own hooks) are scheduled as usual
+        var next = 0;
+        try
+        {
+            while (next < gathered.Count)
+            {
+                var outbox = gathered[next++];
+                if (next <= SentInline)
+                    outbox.Flush();
+                else
+                    outbox.Schedule();
+            }
+        }
+        finally
+        {
+            // A flush that threw: the outboxes after it still hold frames and are marked scheduled.
+            while (next < gathered.Count)
+                gathered[next++].Schedule();
+            gathered.Clear();
+            t_spareList = gathered;
+        }
+    }
 
     /// <summary>Bytes gathered and not yet handed to the connection.</summary>
     public int Length => Volatile.Read(ref _length);
@@ -62,7 +114,10 @@ internal sealed class Outbox
                     if (!_scheduled)
                     {
                         _scheduled = true;
-                        Schedule();
+                        if (t_gathering is { } gathered)
+                            gathered.Add(this);
+                        else
+                            Schedule();
                     }
 
                     return true;

@@ -45,6 +45,7 @@ internal sealed partial class RelaySession : ProtoSession
 
     protected override void OnMessage(in ProtoMessage message)
     {
+        Outbox.Gather();
         var peer = _peer;
         if (peer is null)
             OnUnregistered(in message);
@@ -53,6 +54,9 @@ internal sealed partial class RelaySession : ProtoSession
         else
             Route(peer, in message);
     }
+
+    /// <summary>What this read routed leaves now: one send per addressee.</summary>
+    protected override void OnMessagesDelivered() => Outbox.SendGathered();
 
     protected override void OnDisconnected(DisconnectReason reason)
     {

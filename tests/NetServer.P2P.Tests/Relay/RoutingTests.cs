@@ -100,6 +100,46 @@ public sealed class RoutingTests
     }
 
     [Fact]
+    public async Task A_message_to_everyone_reaches_more_peers_than_one_read_sends_from_its_own_thread()
+    {
+        // The relay sends what one read routed from that read's thread to 16 addressees at most; the
+        // rest of a wider fan-out goes by the thread pool.
+        await using var harness = new RelayHarness();
+        var peers = await harness.ConnectManyAsync(24);
+        await RelayHarness.AllSeeAsync(peers, 24);
+        for (var i = 0; i < 3; i++)
+            Assert.True(peers[0].Broadcast(new MessageEnvelope("all"), new Sample { A = i }));
+        await Wait.UntilAsync(() => peers.Skip(1).All(p => p.Received == 3), () => $"everyone but the sender to receive 3, got {string.Join(",", peers.Skip(1).Select(p => p.Received))}");
+        Assert.All(peers.Skip(1), p => Assert.Equal([0, 1, 2], p.Messages.Select(m => m.Unpack<Sample>().A)));
+    }
+
+    [Fact]
+    public async Task Many_senders_to_one_peer_at_once_lose_nothing_and_keep_each_senders_order()
+    {
+        // Each sender's reads are routed on its own thread while the others append to the same
+        // addressee's outbox: every message arrives, each sender's in the order it sent them.
+        const int Senders = 6;
+        const int Messages = 3000;
+        await using var harness = new RelayHarness();
+        var peers = await harness.ConnectManyAsync(Senders + 1);
+        await RelayHarness.AllSeeAsync(peers, Senders + 1);
+        var receiver = peers[0];
+        await Task.WhenAll(peers.Skip(1).Select(sender => Task.Run(() =>
+        {
+            for (var i = 0; i < Messages; i++)
+                Assert.True(sender.Send(receiver.PeerId, new MessageEnvelope("n"), new Sample { A = i }));
+        })));
+        await Wait.UntilAsync(() => receiver.Received == Senders * Messages, () => $"{Senders * Messages} messages, got {receiver.Received}");
+        foreach (var sender in peers.Skip(1))
+        {
+            var sequence = receiver.Messages.Where(m => m.From == sender.PeerId).Select(m => m.Unpack<Sample>().A).ToArray();
+            Assert.Equal(Enumerable.Range(0, Messages), sequence);
+        }
+
+        Assert.Empty(peers.SelectMany(p => p.Failures));
+    }
+
+    [Fact]
     public async Task Statistics_count_what_each_peer_sent_and_received()
     {
         await using var harness = new RelayHarness();
