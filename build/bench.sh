@@ -11,8 +11,8 @@
 #                             sudp (secure UDP) echo with the server's dedicated thread, 1 and 100
 #                             clients; relay forward (NetServer.P2P: 100 pairs of peers, every
 #                             message routed by a RelayServer over TLS) with proto echo over TLS
-#                             beside it; 3 s each
-#   SECONDS_PER_RUN=10 build/bench.sh
+#                             beside it; 3 s each after 2 s of warm-up
+#   SECONDS_PER_RUN=10 WARMUP=5 build/bench.sh
 # The summary gives ssl echo as a ratio of tcp echo from the same run (the cost of TLS), msg echo
 # as a ratio of tcp echo and of tcp reply (msg echo handles every 32-byte message on its own, with a
 # send each way, where tcp echo sends each received chunk back whole and counts bytes / 32), proto
@@ -41,6 +41,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SECONDS_PER_RUN:-3}"
+# Seconds of traffic before each client's measured window (--warmup): servers and clients start on
+# unoptimized code, and .NET's tiered JIT takes a few seconds under load to replace it (a relay or
+# proto echo server alone reaches its steady rate after 5-7 s), so runs of a few seconds without it
+# measure the JIT more than the library.
+warmup="${WARMUP:-2}"
 dotnet build benchmarks/NetServer.Benchmark/NetServer.Benchmark.csproj -c Release --nologo -v quiet >/dev/null
 bench="benchmarks/NetServer.Benchmark/bin/Release/net10.0/netserver-bench"
 
@@ -77,7 +82,7 @@ reference_of() {
 run() {
   local label="$1"; shift
   local out status=0
-  out=$("$bench" "$@" -z "$seconds" -q) || status=$?
+  out=$("$bench" "$@" -w "$warmup" -z "$seconds" -q) || status=$?
   echo "$out" | grep -v '^{' | sed 's/^/  /' || true
   echo "$out" | record "$label" "$(reference_of "$label")"
   local rate alloc unit loss
@@ -102,7 +107,7 @@ run() {
 latency() {
   local label="$1"; shift
   local out status=0
-  out=$("$bench" tcp latency "$@" -z "$seconds" -q) || status=$?
+  out=$("$bench" tcp latency "$@" -w "$warmup" -z "$seconds" -q) || status=$?
   echo "$out" | grep -v '^{' | sed 's/^/  /' || true
   local reference=""
   [ "$label" != "tcp latency, NetServer server" ] || reference="tcp latency, echoref server"
@@ -225,7 +230,7 @@ relay_alone() {
     summary+=("$label: the relay did not start")
     return
   fi
-  "$bench" relay forward --role client -p "$port" -c 100 -z "$seconds" -q --server-pid "$pid" >"artifacts/$file-client.txt" || true
+  "$bench" relay forward --role client -p "$port" -c 100 -w "$warmup" -z "$seconds" -q --server-pid "$pid" >"artifacts/$file-client.txt" || true
   exec 4>&-
   wait "$pid" || true
   rm -f "$console"
