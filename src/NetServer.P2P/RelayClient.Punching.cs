@@ -288,15 +288,13 @@ public partial class RelayClient
         // Authenticated and the newest yet: a direct path follows the peer to its new endpoint
         // (roaming); an older datagram (delayed, or replayed from elsewhere within the window) does not.
         if (isNewest && pair.Direct is { } direct && !direct.Equals(from))
-            pair.Direct = from;
+            pair.Roam(direct, from);
     }
 
     private void GoDirect(PeerUdp pair, IPEndPoint endpoint)
     {
         pair.LastDirectReceive = Milliseconds.Now;
-        var was = pair.Direct;
-        pair.Direct = endpoint;
-        if (was is null)
+        if (pair.GoDirect(endpoint))
             OnPathChanged(pair.PeerId, RelayPath.Direct);
         EnsureKeepalives();
     }
@@ -320,8 +318,8 @@ public partial class RelayClient
                 continue;
             if (now - pair.LastDirectReceive > silentFor)
             {
-                pair.Direct = null;
-                OnPathChanged(pair.PeerId, RelayPath.Relayed);
+                if (pair.FallBack(direct))
+                    OnPathChanged(pair.PeerId, RelayPath.Relayed);
                 continue;
             }
 

@@ -17,7 +17,7 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
     private long _punchAttempts;
     private long _punchSuccesses;
     private long _lastDirectReceive;
-    private volatile IPEndPoint? _direct;
+    private IPEndPoint? _direct;
 
     public Guid PeerId { get; } = peerId;
 
@@ -30,11 +30,20 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
     public bool Initiator { get; } = initiator;
 
     /// <summary>The peer's endpoint while the path is direct (set only from an authenticated datagram); null when relayed.</summary>
-    public IPEndPoint? Direct
-    {
-        get => _direct;
-        set => _direct = value;
-    }
+    public IPEndPoint? Direct => Volatile.Read(ref _direct);
+
+    // The path's changes are atomic, so that of two threads that change it at once (a punch's
+    // acknowledgement and the peer's nomination; a fallback and a datagram) only the one that
+    // changed it reports the change.
+
+    /// <summary>Makes the path direct to <paramref name="endpoint"/>; true when it was relayed until now (the caller reports it).</summary>
+    public bool GoDirect(IPEndPoint endpoint) => Interlocked.Exchange(ref _direct, endpoint) is null;
+
+    /// <summary>Follows the peer from <paramref name="from"/> to <paramref name="to"/> (roaming); nothing when the path changed meanwhile.</summary>
+    public void Roam(IPEndPoint from, IPEndPoint to) => Interlocked.CompareExchange(ref _direct, to, from);
+
+    /// <summary>Falls back to the relay from <paramref name="from"/>; true when this call did it (the caller reports it), false when the path changed meanwhile.</summary>
+    public bool FallBack(IPEndPoint from) => ReferenceEquals(Interlocked.CompareExchange(ref _direct, null, from), from);
 
     /// <summary>When the last authenticated datagram came straight from the peer (<see cref="Internal.Milliseconds"/>).</summary>
     public long LastDirectReceive
