@@ -65,7 +65,7 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
 
     public void Fill(PeerStatistics statistics)
     {
-        statistics.Path = _direct is null ? RelayPath.Relayed : RelayPath.Direct;
+        statistics.Path = Direct is null ? RelayPath.Relayed : RelayPath.Direct;
         statistics.DatagramBytesSentDirect = Interlocked.Read(ref _bytesDirectSent);
         statistics.DatagramBytesReceivedDirect = Interlocked.Read(ref _bytesDirectReceived);
         statistics.DatagramBytesSentRelayed = Interlocked.Read(ref _bytesRelayedSent);

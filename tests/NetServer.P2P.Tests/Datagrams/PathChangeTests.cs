@@ -1,44 +1,20 @@
 using System;
-using System.Linq;
 using System.Net;
-using System.Threading;
 using NetServer.P2P.Client;
 using Xunit;
 
 namespace NetServer.P2P.Tests.Datagrams;
 
 /// <summary>
-/// A pair's path changes atomically: of two threads that change it at once (a punch's
-/// acknowledgement and the peer's nomination; a fallback and a roaming datagram), only the one that
-/// changed it reports the change, so <c>OnPathChanged</c> is raised once per change.
+/// A pair's path changes by exchange and compare-exchange, so that of two threads that change it at
+/// once (a punch's acknowledgement and the peer's nomination; a fallback and a roaming datagram)
+/// only the one that changed it reports the change. The race itself is too narrow to hit in a
+/// test; these check the rules each change follows.
 /// </summary>
 public sealed class PathChangeTests
 {
     private static readonly IPEndPoint s_first = new(IPAddress.Loopback, 40001);
     private static readonly IPEndPoint s_second = new(IPAddress.Loopback, 40002);
-
-    [Fact]
-    public void Of_two_threads_that_make_a_path_direct_at_once_only_one_reports_the_change()
-    {
-        for (var round = 0; round < 300; round++)
-        {
-            var pair = new PeerUdp(Guid.NewGuid(), null!, initiator: true);
-            using var start = new Barrier(2);
-            var reported = 0;
-            var threads = new[] { s_first, s_second }.Select(endpoint => new Thread(() =>
-            {
-                Assert.True(start.SignalAndWait(TimeSpan.FromSeconds(10)));
-                if (pair.GoDirect(endpoint))
-                    Interlocked.Increment(ref reported);
-            })).ToArray();
-            foreach (var thread in threads)
-                thread.Start();
-            foreach (var thread in threads)
-                Assert.True(thread.Join(TimeSpan.FromSeconds(10)));
-            Assert.Equal(1, reported);
-            Assert.NotNull(pair.Direct);
-        }
-    }
 
     [Fact]
     public void A_fallback_from_an_endpoint_the_peer_roamed_away_from_changes_nothing_and_roaming_does_not_undo_a_fallback()
