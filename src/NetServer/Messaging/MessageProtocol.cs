@@ -122,9 +122,9 @@ public class MessageProtocol : StreamProtocol
     /// Called after each read's messages were delivered (one <see cref="OnMessage(ReadOnlySpan{byte})"/>
     /// call each, possibly none), on the same thread, once this connection's own answers from those
     /// calls were handed to the connection (queued, or waiting for room under its send limit), and
-    /// before the next read is delivered. A server that
-    /// passes messages on to other connections gathers them during the read and sends each
-    /// connection's share here, one send per connection per read instead of one per message.
+    /// before the next read is delivered. A server that passes messages on to other connections
+    /// gathers them during the read and sends each connection's share here, one send per connection
+    /// per read instead of one per message.
     /// </summary>
     protected virtual void OnMessagesDelivered()
     {
