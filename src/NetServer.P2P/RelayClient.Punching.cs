@@ -155,7 +155,7 @@ public partial class RelayClient
         }
         finally
         {
-            StopPunch(pair);
+            EndPunch(pair, punch);
         }
     }
 
@@ -164,7 +164,7 @@ public partial class RelayClient
     {
         if (message.HeaderUtf8.SequenceEqual("p2p/punch-nominate"u8))
         {
-            // Only while a punch runs with that peer (none: StopPunch cleared it): a nomination
+            // Only while a punch runs with that peer (none: EndPunch cleared it): a nomination
             // out of the blue moves nothing.
             if (_pairs.TryGetValue(message.From, out var nominated) && nominated.Punch is PunchState state && !state.Stop.IsCancellationRequested
                 && state.NominatedEndpoint is { } endpoint)
@@ -199,8 +199,30 @@ public partial class RelayClient
         var answer = Offer();
         var punch = StartPunch(pair, Candidates(offer, udp));
         _connection.Reply(in message, answer);
-        _ = SprayAsync(pair, punch, s_tryLength).ContinueWith(_ => Interlocked.Decrement(ref _punchSessions), TaskScheduler.Default);
+        _ = AnswerPunchAsync(pair, punch);
         return true;
+    }
+
+    /// <summary>
+    /// The asked side's punch: sprays for a try's length, then keeps the punch (so the asker's
+    /// nomination, up to a relay round trip after its own spray, still finds it) for one more try's
+    /// length, then ends it unless a newer punch replaced it.
+    /// </summary>
+    private async Task AnswerPunchAsync(PeerUdp pair, PunchState punch)
+    {
+        try
+        {
+            await SprayAsync(pair, punch, s_tryLength).ConfigureAwait(false);
+            await Task.Delay(s_tryLength, punch.Stop.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        finally
+        {
+            EndPunch(pair, punch);
+            Interlocked.Decrement(ref _punchSessions);
+        }
     }
 
     private bool TryEnterPunch()
@@ -228,21 +250,19 @@ public partial class RelayClient
         return TryEnterPunch();
     }
 
+    /// <summary>Starts a punch with the pair's peer; the one it replaces (if any) stops.</summary>
     private static PunchState StartPunch(PeerUdp pair, IEnumerable<IPEndPoint> candidates)
     {
-        StopPunch(pair);
         var punch = new PunchState(candidates);
-        pair.Punch = punch;
+        (pair.ReplacePunch(punch) as PunchState)?.Stop.Cancel();
         return punch;
     }
 
-    private static void StopPunch(PeerUdp pair)
+    /// <summary>Stops <paramref name="punch"/>, and clears it from the pair unless a newer punch replaced it.</summary>
+    private static void EndPunch(PeerUdp pair, PunchState punch)
     {
-        if (pair.Punch is PunchState punch)
-        {
-            punch.Stop.Cancel();
-            pair.Punch = null;
-        }
+        punch.Stop.Cancel();
+        pair.EndPunch(punch);
     }
 
     private async Task SprayAsync(PeerUdp pair, PunchState punch, TimeSpan length)

@@ -39,6 +39,8 @@ public partial class RelayClient : IUdpOwner
     /// <summary>For tests: the pair session with <paramref name="peer"/> (null before its key came).</summary>
     internal SecureUdpSession? PairSessionForTests(Guid peer) => _pairs.TryGetValue(peer, out var pair) ? pair.Session : null;
 
+    internal bool IsPunchingForTests(Guid peer) => _pairs.TryGetValue(peer, out var pair) && pair.Punch is not null;
+
     /// <summary>For tests: drop every datagram that comes straight from a peer, as a path gone dead would.</summary>
     internal bool DropDirectForTests { get; set; }
 
@@ -237,7 +239,8 @@ public partial class RelayClient : IUdpOwner
         if (!_pairs.TryRemove(peer, out var pair))
             return;
         _udp?.Remove(pair);
-        StopPunch(pair);
+        if (pair.Punch is PunchState punch)
+            EndPunch(pair, punch);
         pair.Session.Dispose();
     }
 

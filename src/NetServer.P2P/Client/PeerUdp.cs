@@ -52,8 +52,16 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
         set => Volatile.Write(ref _lastDirectReceive, value);
     }
 
+    private object? _punch;
+
     /// <summary>The punch now running with this peer, if any (one at a time).</summary>
-    public object? Punch { get; set; }
+    public object? Punch => Volatile.Read(ref _punch);
+
+    /// <summary>Makes <paramref name="punch"/> the running one; returns the one it replaces.</summary>
+    public object? ReplacePunch(object punch) => Interlocked.Exchange(ref _punch, punch);
+
+    /// <summary>Ends <paramref name="punch"/> if it is still the running one; true when this call ended it (a newer punch is left alone).</summary>
+    public bool EndPunch(object punch) => ReferenceEquals(Interlocked.CompareExchange(ref _punch, null, punch), punch);
 
     public void CountSent(long bytes, bool direct) => Interlocked.Add(ref direct ? ref _bytesDirectSent : ref _bytesRelayedSent, bytes);
 
