@@ -196,24 +196,49 @@ public partial class RelayClient
         // answer, and a PUNCH that reached this side before its punch existed was acknowledged
         // with nothing kept (no endpoint), so the nomination that followed was dropped and this
         // side stayed Relayed.
-        var answer = Offer();
-        var punch = StartPunch(pair, Candidates(offer, udp));
-        _connection.Reply(in message, answer);
+        PunchState? punch = null;
+        try
+        {
+            var answer = Offer();
+            punch = StartPunch(pair, Candidates(offer, udp));
+            _connection.Reply(in message, answer);
+        }
+        catch
+        {
+            // The admitted session and the punch end here: nothing else would end them.
+            if (punch is not null)
+                EndPunch(pair, punch);
+            Interlocked.Decrement(ref _punchSessions);
+            throw;
+        }
+
         _ = AnswerPunchAsync(pair, punch);
         return true;
     }
 
     /// <summary>
-    /// The asked side's punch: sprays for a try's length, then keeps the punch (so the asker's
-    /// nomination, up to a relay round trip after its own spray, still finds it) for one more try's
-    /// length, then ends it unless a newer punch replaced it.
+    /// The asked side's punch: sprays for up to a try's length (its punch session), then keeps the
+    /// punch, sending no more of its own, until two tries' length after the answer, so that the
+    /// asker's nomination (a relay round trip after its own spray) still finds it; then ends it,
+    /// unless a newer punch replaced it.
     /// </summary>
     private async Task AnswerPunchAsync(PeerUdp pair, PunchState punch)
     {
+        var lived = Stopwatch.StartNew();
         try
         {
-            await SprayAsync(pair, punch, s_tryLength).ConfigureAwait(false);
-            await Task.Delay(s_tryLength, punch.Stop.Token).ConfigureAwait(false);
+            try
+            {
+                await SprayAsync(pair, punch, s_tryLength).ConfigureAwait(false);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _punchSessions); // the session is the spray; the wait holds only the punch
+            }
+
+            var left = s_tryLength + s_tryLength - lived.Elapsed;
+            if (left > TimeSpan.Zero)
+                await Task.Delay(left, punch.Stop.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
@@ -221,7 +246,6 @@ public partial class RelayClient
         finally
         {
             EndPunch(pair, punch);
-            Interlocked.Decrement(ref _punchSessions);
         }
     }
 

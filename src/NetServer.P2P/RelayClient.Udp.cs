@@ -239,8 +239,7 @@ public partial class RelayClient : IUdpOwner
         if (!_pairs.TryRemove(peer, out var pair))
             return;
         _udp?.Remove(pair);
-        if (pair.Punch is PunchState punch)
-            EndPunch(pair, punch);
+        (pair.TakePunch() as PunchState)?.Stop.Cancel();
         pair.Session.Dispose();
     }
 

@@ -60,6 +60,9 @@ internal sealed class PeerUdp(Guid peerId, SecureUdpSession session, bool initia
     /// <summary>Makes <paramref name="punch"/> the running one; returns the one it replaces.</summary>
     public object? ReplacePunch(object punch) => Interlocked.Exchange(ref _punch, punch);
 
+    /// <summary>Takes the running punch, if any, leaving none (the pair is going).</summary>
+    public object? TakePunch() => Interlocked.Exchange(ref _punch, null);
+
     /// <summary>Ends <paramref name="punch"/> if it is still the running one; true when this call ended it (a newer punch is left alone).</summary>
     public bool EndPunch(object punch) => ReferenceEquals(Interlocked.CompareExchange(ref _punch, null, punch), punch);
 

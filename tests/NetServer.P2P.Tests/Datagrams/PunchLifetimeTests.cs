@@ -1,8 +1,11 @@
 using System;
+using System.Diagnostics;
 using System.Linq;
+using System.Net;
 using System.Threading.Tasks;
 using NetServer.P2P.Tests.Infrastructure;
 using NetServer.P2P.Wire;
+using NetServer.P2P.Wire.Contracts;
 using NetServer.Protobuf;
 using Xunit;
 
@@ -39,6 +42,37 @@ public sealed class PunchLifetimeTests
         await Wait.UntilAsync(() => bob.Messages.Any(m => m.Header == "after-nomination"), () => "the marker after the nomination");
         Assert.Equal(RelayPath.Relayed, bob.GetPath(alice.PeerId));
         Assert.Single(bob.PathChanges, change => change == (alice.PeerId, RelayPath.Direct));
+    }
+
+    [Fact]
+    public async Task The_asked_sides_punch_lives_two_tries_from_its_answer_even_when_its_spray_ends_early()
+    {
+        await using var harness = new RelayHarness();
+        var alice = await harness.ConnectAsync("alice");
+        var bob = await harness.ConnectAsync("bob");
+        Assert.True(await alice.UdpReady.WaitAsync(s_ready));
+        Assert.True(await bob.UdpReady.WaitAsync(s_ready));
+        Assert.True(await alice.SendDatagramAsync(bob.PeerId, new byte[] { 1 })); // both sides hold the pair
+        await Wait.UntilAsync(() => bob.Datagrams.Count == 1, () => "the pairing datagram");
+
+        // 16 candidates (nothing listens there): 64 punches are spent in 4 rounds, under a second.
+        var offer = new PunchOfferMessage();
+        for (var i = 0; i < 16; i++)
+        {
+            var candidate = new byte[7];
+            UdpFraming.WriteEndpoint(candidate, new IPEndPoint(IPAddress.Loopback, 40_000 + i));
+            offer.Candidates.Add(candidate);
+        }
+
+        var clock = Stopwatch.StartNew();
+        var answer = await alice.RequestAsync<PunchOfferMessage, PunchOfferMessage>(bob.PeerId, new MessageEnvelope(RelayKinds.PeerPunch), offer, TimeSpan.FromSeconds(5));
+        Assert.False(answer.Refused);
+        Assert.True(bob.IsPunchingForTests(alice.PeerId));
+        await Wait.UntilAsync(() => !bob.IsPunchingForTests(alice.PeerId), () => "bob's punch to end");
+
+        // A lower bound only (a slow machine ends it later, never sooner): two tries' length (5 s)
+        // from the answer, not a try's length from the spray's early end (about 3.3 s).
+        Assert.True(clock.Elapsed >= TimeSpan.FromSeconds(4.8), $"ended after {clock.Elapsed}");
     }
 
     [Fact]
