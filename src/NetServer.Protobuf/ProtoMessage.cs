@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.CompilerServices;
 using NetServer.Protobuf.Internal;
 using NetServer.Protobuf.Wire;
 using ProtoBuf;
@@ -105,21 +106,23 @@ public readonly ref struct ProtoMessage
         while (position < envelope.Length)
         {
             var start = position;
-            if (!WireFormat.TryReadVarint(envelope, ref position, out var tag) || tag > uint.MaxValue)
-                return Fail(out error, $"a field tag at byte {start} is truncated or over 32 bits");
+            position = WireFormat.ReadVarint(envelope, position, out var tag);
+            if (position < 0 || tag > uint.MaxValue)
+                return FailTag(out error, start);
             var field = (int)(tag >> 3);
             var wireType = (int)(tag & 7);
             if (field == 0)
-                return Fail(out error, $"field number 0 at byte {start}");
+                return FailFieldZero(out error, start);
             switch (field)
             {
                 case EnvelopeFields.Id:
                 case EnvelopeFields.From:
                 case EnvelopeFields.To:
-                    if (!TryReadBytes(envelope, ref position, wireType, field, out var bytes, out error))
-                        return false;
+                    position = ReadBytes(envelope, position, wireType, out var bytes);
+                    if (position < 0)
+                        return FailBytes(out error, wireType, field);
                     if (bytes.Length is not (0 or WireFormat.GuidSize))
-                        return Fail(out error, $"field {field} ({Name(field)}) has {bytes.Length} bytes; a GUID has 16");
+                        return FailGuid(out error, field, bytes.Length);
                     var guid = bytes.IsEmpty ? Guid.Empty : WireFormat.ReadGuid(bytes);
                     if (field == EnvelopeFields.Id)
                         id = guid;
@@ -129,8 +132,9 @@ public readonly ref struct ProtoMessage
                         to = guid;
                     break;
                 case EnvelopeFields.Header:
-                    if (!TryReadBytes(envelope, ref position, wireType, field, out header, out error))
-                        return false;
+                    position = ReadBytes(envelope, position, wireType, out header);
+                    if (position < 0)
+                        return FailBytes(out error, wireType, field);
                     if (!WireFormat.IsValidUtf8(header))
                         return Fail(out error, "field 4 (header) is not valid UTF-8");
                     break;
@@ -138,9 +142,10 @@ public readonly ref struct ProtoMessage
                 case EnvelopeFields.RequestId:
                 case EnvelopeFields.Flags:
                     if (wireType != WireFormat.Varint)
-                        return Fail(out error, $"field {field} ({Name(field)}) has wire type {wireType}; a varint (0) was expected");
-                    if (!WireFormat.TryReadVarint(envelope, ref position, out var value))
-                        return Fail(out error, $"field {field} ({Name(field)}) has a truncated or over-long varint");
+                        return FailVarintType(out error, field, wireType);
+                    position = WireFormat.ReadVarint(envelope, position, out var value);
+                    if (position < 0)
+                        return FailVarint(out error, field);
                     if (field == EnvelopeFields.Timestamp)
                         timestamp = (long)value;
                     else if (field == EnvelopeFields.RequestId)
@@ -149,26 +154,29 @@ public readonly ref struct ProtoMessage
                         flags = (uint)value; // uint32: protobuf keeps the low 32 bits
                     break;
                 case EnvelopeFields.Properties:
-                    if (!TryReadBytes(envelope, ref position, wireType, field, out var property, out error))
-                        return false;
+                    position = ReadBytes(envelope, position, wireType, out var property);
+                    if (position < 0)
+                        return FailBytes(out error, wireType, field);
                     if (!ProtoProperty.TryRead(property, out _, out error))
                         return false;
                     if (++properties > MaxProperties)
-                        return Fail(out error, $"more than {MaxProperties} properties (field 6)");
+                        return FailProperties(out error);
                     break;
                 case EnvelopeFields.Payload:
-                    if (!TryReadBytes(envelope, ref position, wireType, field, out payload, out error))
-                        return false;
+                    position = ReadBytes(envelope, position, wireType, out payload);
+                    if (position < 0)
+                        return FailBytes(out error, wireType, field);
                     break;
                 default:
-                    if (!WireFormat.TrySkip(envelope, ref position, wireType))
-                        return Fail(out error, $"unknown field {field} (wire type {wireType}) at byte {start} is malformed or a group");
+                    position = WireFormat.Skip(envelope, position, wireType);
+                    if (position < 0)
+                        return FailUnknown(out error, field, wireType, start);
                     break;
             }
         }
 
         if (timestamp is < MinUnixMilliseconds or > MaxUnixMilliseconds)
-            return Fail(out error, $"field 5 (timestamp) {timestamp} ms is outside the years 0001-9999");
+            return FailTimestamp(out error, timestamp);
 
         message = new ProtoMessage(envelope, id, from, to, header, timestamp, timestamp != 0, properties, requestId, (ProtoFlags)flags, payload);
         error = null;
@@ -239,16 +247,47 @@ public readonly ref struct ProtoMessage
     private const long MinUnixMilliseconds = -62_135_596_800_000;
     private const long MaxUnixMilliseconds = 253_402_300_799_999;
 
-    private static bool TryReadBytes(ReadOnlySpan<byte> envelope, scoped ref int position, int wireType, int field, out ReadOnlySpan<byte> value, out string? error)
+    // A length-delimited field's bytes: the position after them, or -1 (FailBytes says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int ReadBytes(ReadOnlySpan<byte> envelope, int position, int wireType, out ReadOnlySpan<byte> value)
     {
+        if (wireType == WireFormat.LengthDelimited)
+            return WireFormat.ReadLengthDelimited(envelope, position, out value);
         value = default;
-        if (wireType != WireFormat.LengthDelimited)
-            return Fail(out error, $"field {field} ({Name(field)}) has wire type {wireType}; length-delimited (2) was expected");
-        if (!WireFormat.TryReadLengthDelimited(envelope, ref position, out value))
-            return Fail(out error, $"field {field} ({Name(field)}) announces more bytes than the envelope holds");
-        error = null;
-        return true;
+        return -1;
     }
+
+    // The error texts are built out of line: inlined into TryParse, each interpolation's handler was
+    // a local its prologue zeroed on every call, valid envelope or not.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailTag(out string? error, int start) => Fail(out error, $"a field tag at byte {start} is truncated or over 32 bits");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailFieldZero(out string? error, int start) => Fail(out error, $"field number 0 at byte {start}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailGuid(out string? error, int field, int length) => Fail(out error, $"field {field} ({Name(field)}) has {length} bytes; a GUID has 16");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailVarintType(out string? error, int field, int wireType) => Fail(out error, $"field {field} ({Name(field)}) has wire type {wireType}; a varint (0) was expected");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailVarint(out string? error, int field) => Fail(out error, $"field {field} ({Name(field)}) has a truncated or over-long varint");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailProperties(out string? error) => Fail(out error, $"more than {MaxProperties} properties (field 6)");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailUnknown(out string? error, int field, int wireType, int start) =>
+        Fail(out error, $"unknown field {field} (wire type {wireType}) at byte {start} is malformed or a group");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailTimestamp(out string? error, long timestamp) => Fail(out error, $"field 5 (timestamp) {timestamp} ms is outside the years 0001-9999");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool FailBytes(out string? error, int wireType, int field) => wireType != WireFormat.LengthDelimited
+        ? Fail(out error, $"field {field} ({Name(field)}) has wire type {wireType}; length-delimited (2) was expected")
+        : Fail(out error, $"field {field} ({Name(field)}) announces more bytes than the envelope holds");
 
     internal static bool Fail(out string? error, string text)
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Buffers.Binary;
+using NetServer.Protobuf.Wire;
 
 namespace NetServer.P2P.Wire;
 
@@ -48,30 +49,31 @@ internal static class EnvelopeRewriter
         while (position < envelope.Length)
         {
             var start = position;
-            if (!TryReadVarint(envelope, ref position, out var tag) || !TrySkip(envelope, ref position, (int)(tag & 7)))
+            position = WireFormat.ReadVarint(envelope, position, out var tag);
+            if (position < 0 || (position = WireFormat.Skip(envelope, position, (int)(tag & 7))) < 0)
                 return -1;
             var field = tag >> 3;
             if (field == FromField)
             {
-                Copy(envelope.Slice(run, start - run), destination, ref written);
+                written = Copy(envelope.Slice(run, start - run), destination, written);
                 if (!emitted)
-                    Copy(fromField, destination, ref written);
+                    written = Copy(fromField, destination, written);
                 emitted = true;
                 run = position;
             }
             else if (!emitted && field > FromField)
             {
                 // Where field-number order puts it: after the id, before the addressee.
-                Copy(envelope.Slice(run, start - run), destination, ref written);
-                Copy(fromField, destination, ref written);
+                written = Copy(envelope.Slice(run, start - run), destination, written);
+                written = Copy(fromField, destination, written);
                 emitted = true;
                 run = start;
             }
         }
 
-        Copy(envelope.Slice(run), destination, ref written);
+        written = Copy(envelope.Slice(run), destination, written);
         if (!emitted)
-            Copy(fromField, destination, ref written);
+            written = Copy(fromField, destination, written);
         return written;
     }
 
@@ -89,48 +91,11 @@ internal static class EnvelopeRewriter
         return MessageProtocol.HeaderSize + length;
     }
 
-    private static void Copy(ReadOnlySpan<byte> source, Span<byte> destination, ref int written)
+    // Positions are passed and returned, not moved by reference (see WireFormat): the walk's
+    // variables stay in registers.
+    private static int Copy(ReadOnlySpan<byte> source, Span<byte> destination, int written)
     {
         source.CopyTo(destination.Slice(written));
-        written += source.Length;
-    }
-
-    private static bool TryReadVarint(ReadOnlySpan<byte> source, ref int position, out ulong value)
-    {
-        value = 0;
-        for (var shift = 0; shift < 64 && position < source.Length; shift += 7)
-        {
-            var b = source[position++];
-            value |= (ulong)(b & 0x7F) << shift;
-            if (b < 0x80)
-                return true;
-        }
-
-        return false;
-    }
-
-    private static bool TrySkip(ReadOnlySpan<byte> source, ref int position, int wireType)
-    {
-        switch (wireType)
-        {
-            case 0:
-                return TryReadVarint(source, ref position, out _);
-            case 1:
-                return Advance(source, ref position, 8);
-            case 2:
-                return TryReadVarint(source, ref position, out var length) && length <= (ulong)(source.Length - position) && Advance(source, ref position, (int)length);
-            case 5:
-                return Advance(source, ref position, 4);
-            default:
-                return false; // groups are refused by the parser already
-        }
-    }
-
-    private static bool Advance(ReadOnlySpan<byte> source, ref int position, int count)
-    {
-        if (source.Length - position < count)
-            return false;
-        position += count;
-        return true;
+        return written + source.Length;
     }
 }
