@@ -203,11 +203,15 @@ internal static class WireFormat
     public static int Skip(ReadOnlySpan<byte> source, int position, int wireType) => wireType switch
     {
         Varint => ReadVarint(source, position, out _),
-        Fixed64 => source.Length - position >= 8 ? position + 8 : -1,
+        Fixed64 => Advance(source, position, 8),
         LengthDelimited => ReadLengthDelimited(source, position, out _),
-        Fixed32 => source.Length - position >= 4 ? position + 4 : -1,
+        Fixed32 => Advance(source, position, 4),
         _ => -1,
     };
+
+    // A position outside the source (-1 from a read before, unchecked) stays -1.
+    private static int Advance(ReadOnlySpan<byte> source, int position, int count) =>
+        (uint)position <= (uint)source.Length && source.Length - position >= count ? position + count : -1;
 
     /// <summary>Reads a varint at <paramref name="position"/> and moves past it; false when it runs past the end or over 64 bits (the position then is the end).</summary>
     public static bool TryReadVarint(ReadOnlySpan<byte> source, scoped ref int position, out ulong value) =>

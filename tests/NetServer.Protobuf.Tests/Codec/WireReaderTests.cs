@@ -53,6 +53,41 @@ public sealed class WireReaderTests
     [InlineData(WireFormat.Fixed32, new byte[] { 1, 2, 3 }, -1)]
     [InlineData(3, new byte[] { 0x00 }, -1)] // start group: refused
     [InlineData(4, new byte[] { 0x00 }, -1)] // end group: refused
+    [InlineData(6, new byte[] { 0x00 }, -1)]
+    [InlineData(7, new byte[] { 0x00 }, -1)]
     public void Skip_returns_the_position_after_the_value_or_minus_one(int wireType, byte[] bytes, int next) =>
         Assert.Equal(next, WireFormat.Skip(bytes, 0, wireType));
+
+    [Fact]
+    public void Skip_starts_where_it_is_told_and_its_try_form_ends_at_the_end_on_failure()
+    {
+        byte[] bytes = [0x08, 0x96, 0x01, 0x11, 1, 2, 3, 4, 5, 6, 7, 8];
+        Assert.Equal(3, WireFormat.Skip(bytes, 1, WireFormat.Varint));
+        Assert.Equal(12, WireFormat.Skip(bytes, 4, WireFormat.Fixed64));
+        var position = 5;
+        Assert.False(WireFormat.TrySkip(bytes, ref position, WireFormat.Fixed64)); // 7 bytes left
+        Assert.Equal(bytes.Length, position);
+    }
+
+    [Theory]
+    [InlineData(-1)]
+    [InlineData(int.MinValue)]
+    [InlineData(13)] // past the end
+    public void A_position_outside_the_source_gives_minus_one(int position)
+    {
+        var bytes = new byte[12];
+        Assert.Equal(-1, WireFormat.ReadVarint(bytes, position, out _));
+        Assert.Equal(-1, WireFormat.ReadLengthDelimited(bytes, position, out _));
+        foreach (var wireType in new[] { WireFormat.Varint, WireFormat.Fixed64, WireFormat.LengthDelimited, WireFormat.Fixed32 })
+            Assert.Equal(-1, WireFormat.Skip(bytes, position, wireType));
+        Assert.Equal(12, WireFormat.ReadVarint(bytes, 11, out _)); // the last byte, a 0 varint
+        Assert.Equal(-1, WireFormat.ReadVarint(bytes, 12, out _)); // at the end: nothing to read
+    }
+
+    [Theory]
+    [InlineData(new byte[] { 0x81, 0x80, 0x80, 0x80, 0x10, 0x00 })] // 2^32 + 1 announced, 1 byte held
+    [InlineData(new byte[] { 0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0x00 })] // int.MaxValue announced
+    [InlineData(new byte[] { 0x80 })] // the length prefix cut short
+    public void A_length_past_the_source_gives_minus_one(byte[] bytes) =>
+        Assert.Equal(-1, WireFormat.ReadLengthDelimited(bytes, 0, out _));
 }
