@@ -19,11 +19,11 @@ public readonly ref struct ProtoMessage
     private readonly ReadOnlySpan<byte> _header;
     private readonly ReadOnlySpan<byte> _payload;
     private readonly long _timestamp;
-    private readonly bool _hasTimestamp;
+    private readonly int _fromAt; // FromFieldAt + 2: 0 (a default message) reads as "several", which is "not known"
 
     private ProtoMessage(
         ReadOnlySpan<byte> raw, Guid id, Guid from, Guid to, ReadOnlySpan<byte> header,
-        long timestamp, bool hasTimestamp, int propertyCount, ulong requestId, ProtoFlags flags, ReadOnlySpan<byte> payload)
+        long timestamp, int fromAt, int propertyCount, ulong requestId, ProtoFlags flags, ReadOnlySpan<byte> payload)
     {
         _raw = raw;
         Id = id;
@@ -31,7 +31,7 @@ public readonly ref struct ProtoMessage
         To = to;
         _header = header;
         _timestamp = timestamp;
-        _hasTimestamp = hasTimestamp;
+        _fromAt = fromAt + 2;
         PropertyCount = propertyCount;
         RequestId = requestId;
         Flags = flags;
@@ -54,7 +54,7 @@ public readonly ref struct ProtoMessage
     public string Header => _header.IsEmpty ? string.Empty : WireFormat.Utf8.GetString(_header);
 
     /// <summary>The timestamp (field 5, Unix milliseconds), or null when absent (or zero).</summary>
-    public DateTimeOffset? Timestamp => _hasTimestamp ? DateTimeOffset.FromUnixTimeMilliseconds(_timestamp) : null;
+    public DateTimeOffset? Timestamp => _timestamp != 0 ? DateTimeOffset.FromUnixTimeMilliseconds(_timestamp) : null;
 
     /// <summary>How many properties (field 6) the envelope carries.</summary>
     public int PropertyCount { get; }
@@ -87,6 +87,12 @@ public readonly ref struct ProtoMessage
     public ReadOnlySpan<byte> Raw => _raw;
 
     /// <summary>
+    /// Where the envelope's From field (field 2) starts in <see cref="Raw"/>: -1 when it has none,
+    /// -2 when it has several (or the message was not parsed). For a relay, which replaces it.
+    /// </summary>
+    internal int FromFieldAt => _fromAt - 2;
+
+    /// <summary>
     /// Parses an envelope. Every field is checked: varints end within the bytes and within 64 bits,
     /// lengths stay inside the envelope, known fields have their wire type, GUIDs have 16 bytes (or
     /// none), strings are valid UTF-8, properties are well-formed. Unknown fields are skipped (groups
@@ -102,6 +108,7 @@ public readonly ref struct ProtoMessage
         var properties = 0;
         ulong requestId = 0;
         uint flags = 0;
+        var fromAt = -1; // see FromFieldAt
         var position = 0;
         while (position < envelope.Length)
         {
@@ -127,7 +134,10 @@ public readonly ref struct ProtoMessage
                     if (field == EnvelopeFields.Id)
                         id = guid;
                     else if (field == EnvelopeFields.From)
+                    {
                         from = guid;
+                        fromAt = fromAt == -1 ? start : -2;
+                    }
                     else
                         to = guid;
                     break;
@@ -178,7 +188,7 @@ public readonly ref struct ProtoMessage
         if (timestamp is < MinUnixMilliseconds or > MaxUnixMilliseconds)
             return FailTimestamp(out error, timestamp);
 
-        message = new ProtoMessage(envelope, id, from, to, header, timestamp, timestamp != 0, properties, requestId, (ProtoFlags)flags, payload);
+        message = new ProtoMessage(envelope, id, from, to, header, timestamp, fromAt, properties, requestId, (ProtoFlags)flags, payload);
         error = null;
         return true;
     }

@@ -16,7 +16,8 @@ internal static class RelayTargets
 
     /// <summary>
     /// An envelope the relay accepts (it parses) is routed with the sender's true id as its only
-    /// From, within the size promised, every other field unchanged; a malformed one is refused
+    /// From, within the size promised, every other field unchanged, the same bytes whether the fields
+    /// are walked or copied around the From range the parse found; a malformed one is refused
     /// or rewritten within bounds, never read past its end.
     /// </summary>
     public static void Envelope(ReadOnlySpan<byte> input)
@@ -27,6 +28,9 @@ internal static class RelayTargets
         if (!ProtoMessage.TryParse(input, out var original, out _))
             return;
         Invariant.Check(length >= 0, "an envelope that parses is rewritten");
+        var copied = new byte[destination.Length];
+        var copiedLength = EnvelopeRewriter.Rewrite(input, s_fromField, copied, EnvelopeRewriter.RangeOf(in original));
+        Invariant.Check(destination.AsSpan(0, length).SequenceEqual(copied.AsSpan(0, Math.Max(copiedLength, 0))), "the copy around the parsed From range writes what the walk writes");
         Invariant.Check(ProtoMessage.TryParse(destination.AsSpan(0, length), out var routed, out var error), $"a rewritten envelope parses: {error}");
         Invariant.Check(routed.From == s_sender, "the relay's From is the only From");
         Invariant.Check(routed.Id == original.Id && routed.To == original.To && routed.HeaderUtf8.SequenceEqual(original.HeaderUtf8)

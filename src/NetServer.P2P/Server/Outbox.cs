@@ -2,6 +2,7 @@ using System;
 using System.Buffers;
 using System.Collections.Generic;
 using System.Threading;
+using NetServer.P2P.Wire;
 
 namespace NetServer.P2P.Server;
 
@@ -106,20 +107,10 @@ internal sealed class Outbox
         {
             lock (_lock)
             {
-                if (_length + frame.Length <= Capacity)
+                if (RoomLocked(frame.Length) is { } buffer)
                 {
-                    var buffer = _buffer ??= TakeSpareLocked();
                     frame.CopyTo(buffer.AsSpan(_length));
-                    Volatile.Write(ref _length, _length + frame.Length);
-                    if (!_scheduled)
-                    {
-                        _scheduled = true;
-                        if (t_gathering is { } gathered)
-                            gathered.Add(this);
-                        else
-                            Schedule();
-                    }
-
+                    AppendedLocked(frame.Length);
                     return true;
                 }
             }
@@ -128,6 +119,48 @@ internal sealed class Outbox
             if (!Flush())
                 return false;
         }
+    }
+
+    /// <summary>
+    /// Adds the frame of a routed envelope, rewritten with the sender's From
+    /// (<see cref="EnvelopeRewriter.WriteFrame"/>) straight into the buffer: no copy of the frame is
+    /// made elsewhere first. <paramref name="frameSize"/> is the most it can take (at most <see cref="Capacity"/>).
+    /// </summary>
+    /// <returns>The frame's length; 0 when the connection is gone; -1 when the envelope is malformed (nothing added).</returns>
+    public int AppendRouted(ReadOnlySpan<byte> envelope, ReadOnlySpan<byte> fromField, (int Start, int End) range, int frameSize)
+    {
+        while (true)
+        {
+            lock (_lock)
+            {
+                if (RoomLocked(frameSize) is { } buffer)
+                {
+                    var length = EnvelopeRewriter.WriteFrame(envelope, fromField, buffer.AsSpan(_length, frameSize), range);
+                    if (length > 0)
+                        AppendedLocked(length);
+                    return length;
+                }
+            }
+
+            if (!Flush())
+                return 0;
+        }
+    }
+
+    /// <summary>The buffer when <paramref name="count"/> more bytes fit behind what it holds (taken when none is); null when they do not.</summary>
+    private byte[]? RoomLocked(int count) => _length + count <= Capacity ? _buffer ??= TakeSpareLocked() : null;
+
+    /// <summary>Counts <paramref name="count"/> bytes written behind the gathered ones and makes sure they will be sent.</summary>
+    private void AppendedLocked(int count)
+    {
+        Volatile.Write(ref _length, _length + count);
+        if (_scheduled)
+            return;
+        _scheduled = true;
+        if (t_gathering is { } gathered)
+            gathered.Add(this);
+        else
+            Schedule();
     }
 
     /// <summary>The scheduled flush.</summary>

@@ -81,30 +81,45 @@ internal sealed partial class RelaySession
             return;
         }
 
-        var status = Deliver(peer, target, envelope);
+        var status = Deliver(peer, target, in message);
         if (status == RelayStatus.Ok)
             return;
         if (message.IsRequest && id != 0)
             peer.Requests.Remove(id);
-        Refuse(peer, in message, status, status == RelayStatus.UnknownPeer ? $"Peer {to} left." : $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).");
+        Refuse(peer, in message, status, status switch
+        {
+            RelayStatus.UnknownPeer => $"Peer {to} left.",
+            RelayStatus.InvalidRequest => "The envelope could not be rewritten with its From.",
+            _ => $"Peer {to}'s queue is full ({_relay.Limits.DestinationQueueLimit} bytes).",
+        });
     }
 
-    /// <summary>One copy to <paramref name="target"/>, with the sender's From.</summary>
-    private RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, ReadOnlySpan<byte> envelope)
+    /// <summary>
+    /// One copy to <paramref name="target"/>, with the sender's From: rewritten straight into the
+    /// addressee's outbox (the frame is built nowhere else), or, past the outbox's size, in a pooled
+    /// array sent on its own.
+    /// </summary>
+    private static RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, in ProtoMessage message)
     {
+        var envelope = message.Raw;
         var frameSize = MessageProtocol.HeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length);
-        if (frameSize <= StackFrame)
+        if (frameSize <= Outbox.Capacity)
         {
-            Span<byte> frame = stackalloc byte[frameSize];
-            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame);
-            return Deliver(sender, target, frame.Slice(0, length), copies: 1);
+            var status = CheckRoom(target, frameSize, out var outbox);
+            if (status != RelayStatus.Ok)
+                return status;
+            var length = outbox!.AppendRouted(envelope, sender.FromField, EnvelopeRewriter.RangeOf(in message), frameSize);
+            if (length <= 0)
+                return length < 0 ? RelayStatus.InvalidRequest : Gone(target);
+            sender.CountRelayed(1, length);
+            return RelayStatus.Ok;
         }
 
         var rented = ArrayPool<byte>.Shared.Rent(frameSize);
         try
         {
-            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, rented);
-            return Deliver(sender, target, rented.AsSpan(0, length), copies: 1);
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, rented, EnvelopeRewriter.RangeOf(in message));
+            return length < 0 ? RelayStatus.InvalidRequest : Deliver(sender, target, rented.AsSpan(0, length), copies: 1);
         }
         finally
         {
@@ -123,16 +138,29 @@ internal sealed partial class RelaySession
     /// <summary>Hands a stamped frame to <paramref name="target"/>'s outbox, within its destination limit.</summary>
     private static RelayStatus Enqueue(RelayPeerState target, ReadOnlySpan<byte> frame)
     {
+        var status = CheckRoom(target, frame.Length, out var outbox);
+        if (status != RelayStatus.Ok)
+            return status;
+        return outbox!.Append(frame) ? RelayStatus.Ok : Gone(target);
+    }
+
+    /// <summary>Whether <paramref name="target"/> is still here and its destination limit has room for <paramref name="frameSize"/> more bytes.</summary>
+    private static RelayStatus CheckRoom(RelayPeerState target, int frameSize, out Outbox? outbox)
+    {
+        outbox = null;
         var connection = target.Session.Connection;
         if (connection is null || target.HasLeft)
             return RelayStatus.UnknownPeer;
-        var pending = connection.BytesPending + target.Outbox.Length;
-        if (pending > 0 && pending + frame.Length > target.Session._relay.Limits.DestinationQueueLimit)
+        outbox = target.Outbox;
+        var pending = connection.BytesPending + outbox.Length;
+        if (pending > 0 && pending + frameSize > target.Session._relay.Limits.DestinationQueueLimit)
             return RelayStatus.ResourceLimitExceeded;
-        if (!target.Outbox.Append(frame))
-            return connection.IsConnected ? RelayStatus.ResourceLimitExceeded : RelayStatus.UnknownPeer;
         return RelayStatus.Ok;
     }
+
+    /// <summary>The status of a frame the outbox refused: its connection went (or stopped reading, and was closed for it).</summary>
+    private static RelayStatus Gone(RelayPeerState target) =>
+        target.Session.Connection is { IsConnected: true } ? RelayStatus.ResourceLimitExceeded : RelayStatus.UnknownPeer;
 
     /// <summary>
     /// A message to a room or to everyone: one copy per recipient but the sender, the frame built
@@ -173,7 +201,14 @@ internal sealed partial class RelaySession
         var skipped = 0;
         try
         {
-            frame = frame.Slice(0, EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame));
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame, EnvelopeRewriter.RangeOf(in message));
+            if (length < 0)
+            {
+                Refuse(sender, in message, RelayStatus.InvalidRequest, "The envelope could not be rewritten with its From.");
+                return false;
+            }
+
+            frame = frame.Slice(0, length);
             foreach (var member in members)
             {
                 if (!ReferenceEquals(member, sender) && Deliver(sender, member, frame, copies: 1) != RelayStatus.Ok)

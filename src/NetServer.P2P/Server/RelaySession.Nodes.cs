@@ -149,7 +149,7 @@ internal sealed partial class RelaySession
         var frame = frameSize <= StackFrame ? stackalloc byte[frameSize] : (rented = ArrayPool<byte>.Shared.Rent(frameSize));
         try
         {
-            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame);
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame, EnvelopeRewriter.NoRange);
             if (length < 0)
                 return RelayStatus.InvalidRequest;
             frame = frame.Slice(0, length);

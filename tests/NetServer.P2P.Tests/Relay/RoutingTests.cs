@@ -28,9 +28,15 @@ public sealed class RoutingTests
         writer.Write(EnvelopeRewriter.FromFieldOf(alice.PeerId));
         Assert.True(mallory.SendEncoded(writer.WrittenSpan));
 
-        await Wait.UntilAsync(() => bob.Received == 3, () => $"bob to receive 3 messages, got {bob.Received}");
+        // One From where clients put it (which the relay replaces without walking the fields) and another after the payload.
+        writer.Clear();
+        EnvelopeCodec.Write(writer, new MessageEnvelope("twice") { From = alice.PeerId, To = bob.PeerId }, new Sample { A = 4 });
+        writer.Write(EnvelopeRewriter.FromFieldOf(alice.PeerId));
+        Assert.True(mallory.SendEncoded(writer.WrittenSpan));
+
+        await Wait.UntilAsync(() => bob.Received == 4, () => $"bob to receive 4 messages, got {bob.Received}");
         Assert.All(bob.Messages, m => Assert.Equal(mallory.PeerId, m.From));
-        Assert.Equal(["as-alice", "as-relay", "smuggled"], bob.Messages.Select(m => m.Header));
+        Assert.Equal(["as-alice", "as-relay", "smuggled", "twice"], bob.Messages.Select(m => m.Header));
         Assert.Equal(0, alice.Received);
     }
 
