@@ -1,6 +1,7 @@
 using System;
 using System.Buffers;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using NetServer.P2P.Wire;
 
@@ -122,13 +123,16 @@ internal sealed class Outbox
     }
 
     /// <summary>
-    /// Adds the frame of a routed envelope, rewritten with the sender's From
-    /// (<see cref="EnvelopeRewriter.WriteFrame"/>) straight into the buffer: no copy of the frame is
-    /// made elsewhere first. <paramref name="frameSize"/> is the most it can take (at most <see cref="Capacity"/>).
+    /// Adds the frame of a routed envelope laid out as clients write it, its From replaced in
+    /// <paramref name="range"/> (<see cref="EnvelopeRewriter.RangeOf"/>, never
+    /// <see cref="EnvelopeRewriter.NoRange"/>: copies only, no walk of the fields under the lock),
+    /// straight into the buffer. <paramref name="frameSize"/> is the most it can take, at most
+    /// <see cref="Capacity"/>.
     /// </summary>
-    /// <returns>The frame's length; 0 when the connection is gone; -1 when the envelope is malformed (nothing added).</returns>
+    /// <returns>The frame's length; 0 when the connection is gone.</returns>
     public int AppendRouted(ReadOnlySpan<byte> envelope, ReadOnlySpan<byte> fromField, (int Start, int End) range, int frameSize)
     {
+        Debug.Assert(range != EnvelopeRewriter.NoRange && frameSize <= Capacity);
         while (true)
         {
             lock (_lock)
@@ -136,8 +140,7 @@ internal sealed class Outbox
                 if (RoomLocked(frameSize) is { } buffer)
                 {
                     var length = EnvelopeRewriter.WriteFrame(envelope, fromField, buffer.AsSpan(_length, frameSize), range);
-                    if (length > 0)
-                        AppendedLocked(length);
+                    AppendedLocked(length);
                     return length;
                 }
             }

@@ -95,30 +95,39 @@ internal sealed partial class RelaySession
     }
 
     /// <summary>
-    /// One copy to <paramref name="target"/>, with the sender's From: rewritten straight into the
-    /// addressee's outbox (the frame is built nowhere else), or, past the outbox's size, in a pooled
-    /// array sent on its own.
+    /// One copy to <paramref name="target"/>, with the sender's From. An envelope laid out as clients
+    /// write it is copied around its From straight into the addressee's outbox (the frame is built
+    /// nowhere else); any other is walked into a frame of its own first (on the stack, or in a pooled
+    /// array past 1 KiB), outside the outbox's lock, so that a long walk holds up no other sender.
     /// </summary>
     private static RelayStatus Deliver(RelayPeerState sender, RelayPeerState target, in ProtoMessage message)
     {
         var envelope = message.Raw;
         var frameSize = MessageProtocol.HeaderSize + EnvelopeRewriter.MaxRewrittenLength(envelope.Length);
-        if (frameSize <= Outbox.Capacity)
+        var range = EnvelopeRewriter.RangeOf(in message);
+        if (range != EnvelopeRewriter.NoRange && frameSize <= Outbox.Capacity)
         {
             var status = CheckRoom(target, frameSize, out var outbox);
             if (status != RelayStatus.Ok)
                 return status;
-            var length = outbox!.AppendRouted(envelope, sender.FromField, EnvelopeRewriter.RangeOf(in message), frameSize);
-            if (length <= 0)
-                return length < 0 ? RelayStatus.InvalidRequest : Gone(target);
+            var length = outbox!.AppendRouted(envelope, sender.FromField, range, frameSize);
+            if (length == 0)
+                return Gone(target);
             sender.CountRelayed(1, length);
             return RelayStatus.Ok;
+        }
+
+        if (frameSize <= StackFrame)
+        {
+            Span<byte> frame = stackalloc byte[frameSize];
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, frame, range);
+            return length < 0 ? RelayStatus.InvalidRequest : Deliver(sender, target, frame.Slice(0, length), copies: 1);
         }
 
         var rented = ArrayPool<byte>.Shared.Rent(frameSize);
         try
         {
-            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, rented, EnvelopeRewriter.RangeOf(in message));
+            var length = EnvelopeRewriter.WriteFrame(envelope, sender.FromField, rented, range);
             return length < 0 ? RelayStatus.InvalidRequest : Deliver(sender, target, rented.AsSpan(0, length), copies: 1);
         }
         finally

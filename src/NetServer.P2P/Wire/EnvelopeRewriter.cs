@@ -51,17 +51,17 @@ internal static class EnvelopeRewriter
     /// (<see cref="RangeOf"/>): then nothing is scanned, the envelope is copied around
     /// them (the same bytes the scan writes). <see cref="NoRange"/>: the envelope is scanned.
     /// </param>
-    /// <returns>The bytes written, or -1 when the envelope is malformed.</returns>
+    /// <returns>The bytes written, or -1 when the envelope is malformed (only a scan finds that).</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="range"/> is neither <see cref="NoRange"/> nor inside the envelope.</exception>
     public static int Rewrite(ReadOnlySpan<byte> envelope, ReadOnlySpan<byte> fromField, Span<byte> destination, (int Start, int End) range)
     {
-        if ((uint)range.Start <= (uint)range.End && (uint)range.End <= (uint)envelope.Length)
-        {
-            var head = Copy(envelope.Slice(0, range.Start), destination, 0);
-            head = Copy(fromField, destination, head);
-            return Copy(envelope.Slice(range.End), destination, head);
-        }
-
-        return Rewrite(envelope, fromField, destination);
+        if (range == NoRange)
+            return Rewrite(envelope, fromField, destination);
+        if ((uint)range.Start > (uint)range.End || (uint)range.End > (uint)envelope.Length)
+            throw new ArgumentOutOfRangeException(nameof(range), range, "The From range must lie inside the envelope.");
+        var head = Copy(envelope.Slice(0, range.Start), destination, 0);
+        head = Copy(fromField, destination, head);
+        return Copy(envelope.Slice(range.End), destination, head);
     }
 
     /// <summary>No range known: <see cref="Rewrite(ReadOnlySpan{byte}, ReadOnlySpan{byte}, Span{byte}, ValueTuple{int, int})"/> scans the envelope.</summary>

@@ -28,15 +28,21 @@ public sealed class RoutingTests
         writer.Write(EnvelopeRewriter.FromFieldOf(alice.PeerId));
         Assert.True(mallory.SendEncoded(writer.WrittenSpan));
 
-        // One From where clients put it (which the relay replaces without walking the fields) and another after the payload.
+        // A From where clients put it and another after the payload (the relay walks the fields of this one).
         writer.Clear();
         EnvelopeCodec.Write(writer, new MessageEnvelope("twice") { From = alice.PeerId, To = bob.PeerId }, new Sample { A = 4 });
         writer.Write(EnvelopeRewriter.FromFieldOf(alice.PeerId));
         Assert.True(mallory.SendEncoded(writer.WrittenSpan));
 
-        await Wait.UntilAsync(() => bob.Received == 4, () => $"bob to receive 4 messages, got {bob.Received}");
+        // An empty From where clients put theirs, which the relay replaces without a walk: the whole field, 2 bytes.
+        writer.Clear();
+        EnvelopeCodec.Write(writer, new MessageEnvelope("empty") { To = bob.PeerId }, new Sample { A = 5 });
+        byte[] empty = [.. writer.WrittenSpan[..18], 0x12, 0, .. writer.WrittenSpan[18..]];
+        Assert.True(mallory.SendEncoded(empty));
+
+        await Wait.UntilAsync(() => bob.Received == 5, () => $"bob to receive 5 messages, got {bob.Received}");
         Assert.All(bob.Messages, m => Assert.Equal(mallory.PeerId, m.From));
-        Assert.Equal(["as-alice", "as-relay", "smuggled", "twice"], bob.Messages.Select(m => m.Header));
+        Assert.Equal(["as-alice", "as-relay", "smuggled", "twice", "empty"], bob.Messages.Select(m => m.Header));
         Assert.Equal(0, alice.Received);
     }
 
