@@ -108,7 +108,6 @@ internal static class EnvelopeRewriter
     /// <returns>The bytes written, or -1 when the envelope is malformed.</returns>
     public static int Rewrite(ReadOnlySpan<byte> envelope, ReadOnlySpan<byte> fromField, Span<byte> destination)
     {
-
         var written = 0;
         var run = 0; // start of the bytes not copied yet
         var emitted = false;
@@ -146,7 +145,8 @@ internal static class EnvelopeRewriter
 
     /// <summary>
     /// Writes the message frame of the rewritten envelope (the 4-byte little-endian length, then the
-    /// envelope) into <paramref name="destination"/>, at least <see cref="MaxRewrittenLength"/> + 4 bytes.
+    /// envelope) into <paramref name="destination"/>, at least <see cref="MaxRewrittenLength"/> + 4 bytes;
+    /// <paramref name="range"/> as for <see cref="Rewrite(ReadOnlySpan{byte}, ReadOnlySpan{byte}, Span{byte}, ValueTuple{int, int})"/>.
     /// </summary>
     /// <returns>The frame's length, or -1 when the envelope is malformed.</returns>
     public static int WriteFrame(ReadOnlySpan<byte> envelope, ReadOnlySpan<byte> fromField, Span<byte> destination, (int Start, int End) range)
